@@ -1,0 +1,3 @@
+module goha
+
+go 1.26
