@@ -1,0 +1,313 @@
+package core
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"goha/core/config"
+	"goha/core/diag"
+)
+
+// Config is a loaded, validated configuration.
+type Config struct {
+	Global   Global
+	Proxies  []*Proxy // frontends, backends and listens in declaration order
+	Defaults map[string]*Proxy
+	// Sections that a feature handles on its own (ring, log-forward, peers,
+	// resolvers, userlist, ...), in order.
+	Sections []*config.Section
+}
+
+// FindProxy returns the proxy named name with one of the capabilities in
+// cap, or nil.
+func (c *Config) FindProxy(name string, cap Cap) *Proxy {
+	for _, p := range c.Proxies {
+		if p.Name == name && p.Cap&cap != 0 {
+			return p
+		}
+	}
+	return nil
+}
+
+// FindProxyID returns the proxy whose id is id.
+func (c *Config) FindProxyID(id int) *Proxy {
+	for _, p := range c.Proxies {
+		if p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+type builder struct {
+	cfg       *Config
+	d         *diag.Collector
+	lastDef   *Proxy
+	postCheck []func(b *builder)
+}
+
+// sectionHandlers handle sections other than global and proxies. A handler
+// parses the whole section; the section is kept in Config.Sections.
+var sectionHandlers = map[string]func(b *builder, s *config.Section){}
+
+// postChecks run after every section is read and references are resolved,
+// in registration order (HAProxy's REGISTER_POST_CHECK): check settings may
+// follow server lines, so checks are initialised only here.
+var postChecks []func(b *builder)
+
+func registerSection(kind string, fn func(b *builder, s *config.Section)) {
+	if _, dup := sectionHandlers[kind]; dup {
+		panic("core: section registered twice: " + kind)
+	}
+	sectionHandlers[kind] = fn
+}
+
+func registerPostCheck(fn func(b *builder)) { postChecks = append(postChecks, fn) }
+
+// Build turns parsed sections into a Config, reporting every problem into d
+// in one pass. The caller refuses to start when d has an alert.
+func Build(sections []config.Section, d *diag.Collector) *Config {
+	b := &builder{cfg: &Config{Global: defaultGlobal(), Defaults: map[string]*Proxy{}}, d: d}
+	for i := range sections {
+		s := &sections[i]
+		switch s.Kind {
+		case "global":
+			for _, ln := range s.Lines {
+				b.dispatch(s, nil, ln)
+			}
+		case "defaults", "frontend", "backend", "listen":
+			b.proxySection(s)
+		default:
+			if h := sectionHandlers[s.Kind]; h != nil {
+				h(b, s)
+			} else {
+				b.d.Warnf(s.Pos, "section '%s' is not supported by goha yet; ignored.", s.Kind)
+			}
+			b.cfg.Sections = append(b.cfg.Sections, s)
+		}
+	}
+	b.validate()
+	for _, fn := range postChecks {
+		fn(b)
+	}
+	return b.cfg
+}
+
+func (b *builder) proxySection(s *config.Section) {
+	var cap Cap
+	switch s.Kind {
+	case "defaults":
+		cap = CapDefaults
+	case "frontend":
+		cap = CapFE
+	case "backend":
+		cap = CapBE
+	case "listen":
+		cap = CapFE | CapBE
+	}
+	if cap != CapDefaults && s.Name == "" {
+		b.d.Alertf(s.Pos, "'%s' expects <name> as an argument.", s.Kind)
+		return
+	}
+	p := &Proxy{Name: s.Name, Pos: s.Pos, Cap: cap}
+	// The template: `from <name>` or the last defaults section.
+	tmpl := b.lastDef
+	if s.From != "" {
+		tmpl = b.cfg.Defaults[s.From]
+		if tmpl == nil {
+			b.d.Alertf(s.Pos, "defaults section '%s' not found for %s '%s'.", s.From, s.Kind, s.Name)
+		}
+	}
+	if tmpl != nil {
+		p.ProxyConf = copyProxyConf(tmpl.ProxyConf)
+	} else {
+		p.ProxyConf = defaultProxyConf()
+	}
+	if cap == CapDefaults {
+		if s.Name != "" {
+			if old := b.cfg.Defaults[s.Name]; old != nil {
+				b.d.Alertf(s.Pos, "defaults section '%s' has the same name as another defaults section declared at %s.", s.Name, old.Pos)
+			}
+			b.cfg.Defaults[s.Name] = p
+		}
+		b.lastDef = p
+	} else {
+		for _, o := range b.cfg.Proxies {
+			if o.Name == p.Name && (o.Cap&p.Cap) != 0 {
+				b.d.Alertf(s.Pos, "%s '%s' has the same name as %s '%s' declared at %s.", s.Kind, p.Name, capName(o.Cap), o.Name, o.Pos)
+			}
+		}
+		b.cfg.Proxies = append(b.cfg.Proxies, p)
+	}
+	for _, ln := range s.Lines {
+		b.dispatch(s, p, ln)
+	}
+}
+
+func capName(c Cap) string {
+	switch c {
+	case CapFE:
+		return "frontend"
+	case CapBE:
+		return "backend"
+	case CapFE | CapBE:
+		return "listen"
+	}
+	return "defaults"
+}
+
+func defaultProxyConf() ProxyConf {
+	return ProxyConf{
+		Retries:       3,
+		HTTPReuse:     "safe",
+		DefaultServer: defaultServerConf(),
+		Balance:       []string{"roundrobin"},
+	}
+}
+
+// copyProxyConf copies a defaults section's settings so that the proxy's
+// changes never reach back into the defaults.
+func copyProxyConf(c ProxyConf) ProxyConf {
+	c.Logs = slices.Clone(c.Logs)
+	c.Balance = slices.Clone(c.Balance)
+	c.HashType = slices.Clone(c.HashType)
+	c.Cookie = slices.Clone(c.Cookie)
+	c.CheckRules = slices.Clone(c.CheckRules)
+	c.ErrorFiles = maps.Clone(c.ErrorFiles)
+	c.DefaultServer = copyServerConf(c.DefaultServer)
+	return c
+}
+
+func copyServerConf(s ServerConf) ServerConf {
+	s.SSLArgs = maps.Clone(s.SSLArgs)
+	return s
+}
+
+func defaultServerConf() ServerConf {
+	return ServerConf{
+		Weight:         1,
+		Rise:           2,
+		Fall:           3,
+		PoolMaxConn:    -1,
+		PoolPurgeDelay: 5e9,
+		MaxReuse:       -1,
+	}
+}
+
+// validate resolves references and assigns ids, after every section is read.
+func (b *builder) validate() {
+	used := map[int]bool{}
+	for _, p := range b.cfg.Proxies {
+		if p.ForcedID {
+			used[p.ID] = true
+		}
+	}
+	// Auto ids start at 2 (HAProxy keeps 1 for historical reasons? its
+	// GLOBAL stats frontend takes it), and skip forced ones.
+	next := 2
+	for _, p := range b.cfg.Proxies {
+		if p.ForcedID {
+			continue
+		}
+		for used[next] {
+			next++
+		}
+		p.ID = next
+		used[next] = true
+	}
+	for _, p := range b.cfg.Proxies {
+		if p.IsFrontend() && len(p.Binds) == 0 && !p.Disabled {
+			b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Proxy '%s' has no 'bind' directive. Please declare it as a backend if this was intended.", p.Name)})
+		}
+		if p.DefaultBackend != "" {
+			be := b.cfg.FindProxy(p.DefaultBackend, CapBE)
+			if be == nil {
+				b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Proxy '%s': unable to find required default_backend: '%s'.", p.Name, p.DefaultBackend)})
+			} else {
+				p.DefBE = be
+				b.checkModes(p, be)
+			}
+		}
+		for _, ub := range p.UseBackends {
+			be := b.cfg.FindProxy(ub.Name, CapBE)
+			if be == nil {
+				b.d.Add(diag.Diag{Sev: diag.Alert, Pos: ub.Pos, Msg: fmt.Sprintf("Proxy '%s': unable to find required use_backend: '%s'.", p.Name, ub.Name)})
+				continue
+			}
+			ub.Target = be
+			b.checkModes(p, be)
+		}
+		b.numberServers(p)
+	}
+	for _, p := range b.cfg.Proxies {
+		for _, s := range p.Servers {
+			if s.Track != "" {
+				b.resolveTrack(p, s)
+			}
+		}
+	}
+}
+
+func (b *builder) checkModes(fe, be *Proxy) {
+	if fe.Mode == ModeHTTP && be.Mode == ModeTCP {
+		b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("%s %s '%s' (%s) tries to use incompatible %s %s '%s' (%s) in a 'use_backend' rule (see 'mode').",
+			fe.Mode, capName(fe.Cap), fe.Name, fe.Pos, be.Mode, capName(be.Cap), be.Name, be.Pos)})
+	}
+}
+
+func (b *builder) numberServers(p *Proxy) {
+	used := map[int]bool{}
+	for _, s := range p.Servers {
+		if s.ForcedID {
+			if used[s.ID] {
+				b.d.Add(diag.Diag{Sev: diag.Alert, Pos: s.Pos, Msg: fmt.Sprintf("'server %s/%s' : custom id %d already used.", p.Name, s.Name, s.ID)})
+			}
+			used[s.ID] = true
+		}
+	}
+	next := 1
+	for _, s := range p.Servers {
+		if s.ForcedID {
+			continue
+		}
+		for used[next] {
+			next++
+		}
+		s.ID = next
+		used[next] = true
+	}
+	p.nextSID = next
+	for _, s := range p.Servers {
+		if s.ID >= p.nextSID {
+			p.nextSID = s.ID + 1
+		}
+	}
+}
+
+func (b *builder) resolveTrack(p *Proxy, s *Server) {
+	beName, srvName := p.Name, s.Track
+	if i := indexByte(s.Track, '/'); i >= 0 {
+		beName, srvName = s.Track[:i], s.Track[i+1:]
+	}
+	be := b.cfg.FindProxy(beName, CapBE)
+	if be == nil {
+		b.d.Add(diag.Diag{Sev: diag.Alert, Pos: s.Pos, Msg: fmt.Sprintf("'server %s/%s' : unable to find required proxy '%s' for tracking.", p.Name, s.Name, beName)})
+		return
+	}
+	if be.FindServer(srvName) == nil {
+		b.d.Add(diag.Diag{Sev: diag.Alert, Pos: s.Pos, Msg: fmt.Sprintf("'server %s/%s' : unable to find required server '%s' for tracking.", p.Name, s.Name, srvName)})
+	}
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,178 @@
+package core
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Counters are the traffic counters `show stat` reports for a frontend,
+// backend, server or listener. Every field is updated with atomics from the
+// data path, so no lock is taken per request; readers get a consistent-enough
+// snapshot field by field, as HAProxy's readers do.
+type Counters struct {
+	Scur, Smax, Stot         atomic.Int64 // current, max and total sessions
+	Bin, Bout                atomic.Int64 // bytes in (from clients) and out
+	Dreq, Dresp              atomic.Int64 // denied requests and responses
+	Ereq, Econ, Eresp        atomic.Int64 // request, connection and response errors
+	Wretr, Wredis            atomic.Int64 // retries and redispatches
+	Hrsp                     [6]atomic.Int64
+	ReqTot                   atomic.Int64
+	CliAbrt, SrvAbrt         atomic.Int64
+	Connect, Reuse           atomic.Int64 // new server connections, reused ones
+	LbTot                    atomic.Int64 // times this server was picked
+	Qcur, Qmax               atomic.Int64
+	Intercepted              atomic.Int64
+	Dcon, Dses, Wrew, Eint   atomic.Int64
+	LastSess                 atomic.Int64 // unix seconds of the last session, 0 = never
+	SessRate, ReqRate, ConnR FreqCtr
+	SessRateMax, ReqRateMax  atomic.Int64
+	ConnRateMax              atomic.Int64
+	ConnTot                  atomic.Int64
+	Qtime, Ctime             SWRate // milliseconds, averaged over the last 1024 samples
+	Rtime, Ttime             SWRate
+	QtimeMax, CtimeMax       atomic.Int64
+	RtimeMax, TtimeMax       atomic.Int64
+}
+
+// HrspClass maps an HTTP status to its hrsp_* slot (0..4 for 1xx..5xx, 5 other).
+func HrspClass(status int) int {
+	if status >= 100 && status < 600 {
+		return status/100 - 1
+	}
+	return 5
+}
+
+// SessionStart counts one new session and tracks the current maximum and rate.
+func (c *Counters) SessionStart(now time.Time) {
+	cur := c.Scur.Add(1)
+	storeMax(&c.Smax, cur)
+	c.Stot.Add(1)
+	r := c.SessRate.Add(now, 1)
+	storeMax(&c.SessRateMax, r)
+	c.LastSess.Store(now.Unix())
+}
+
+// SessionEnd releases a session counted by SessionStart.
+func (c *Counters) SessionEnd() { c.Scur.Add(-1) }
+
+// Request counts one request and its rate.
+func (c *Counters) Request(now time.Time) {
+	c.ReqTot.Add(1)
+	storeMax(&c.ReqRateMax, c.ReqRate.Add(now, 1))
+}
+
+// Conn counts one accepted connection (frontends) and its rate.
+func (c *Counters) Conn(now time.Time) {
+	c.ConnTot.Add(1)
+	storeMax(&c.ConnRateMax, c.ConnR.Add(now, 1))
+}
+
+// Clear resets the maxima, as `clear counters` does; ClearAll resets
+// everything, as `clear counters all` does.
+func (c *Counters) Clear() {
+	c.Smax.Store(c.Scur.Load())
+	c.Qmax.Store(c.Qcur.Load())
+	c.SessRateMax.Store(0)
+	c.ReqRateMax.Store(0)
+	c.ConnRateMax.Store(0)
+	c.QtimeMax.Store(0)
+	c.CtimeMax.Store(0)
+	c.RtimeMax.Store(0)
+	c.TtimeMax.Store(0)
+}
+
+func (c *Counters) ClearAll() {
+	scur, qcur := c.Scur.Load(), c.Qcur.Load()
+	*c = Counters{}
+	c.Scur.Store(scur)
+	c.Qcur.Store(qcur)
+}
+
+func storeMax(m *atomic.Int64, v int64) {
+	for {
+		old := m.Load()
+		if v <= old || m.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// FreqCtr is HAProxy's per-second event counter: the count of the current
+// second plus the previous second's, which gives a rate that moves smoothly
+// across second boundaries. Lock-free; concurrent rotations may lose an
+// event at the boundary, which a rate tolerates.
+type FreqCtr struct {
+	sec  atomic.Int64 // unix second that curr counts
+	curr atomic.Int64
+	prev atomic.Int64
+}
+
+func (f *FreqCtr) rotate(sec int64) {
+	for {
+		s := f.sec.Load()
+		if s == sec {
+			return
+		}
+		if f.sec.CompareAndSwap(s, sec) {
+			c := f.curr.Swap(0)
+			if sec == s+1 {
+				f.prev.Store(c)
+			} else {
+				f.prev.Store(0)
+			}
+			return
+		}
+	}
+}
+
+// Add counts n events at now and returns the current rate.
+func (f *FreqCtr) Add(now time.Time, n int64) int64 {
+	f.rotate(now.Unix())
+	f.curr.Add(n)
+	return f.Rate(now)
+}
+
+// Rate estimates events per second at now: the current second's count plus
+// the share of the previous second that the sliding window still covers.
+func (f *FreqCtr) Rate(now time.Time) int64 {
+	sec := now.Unix()
+	s := f.sec.Load()
+	switch {
+	case s == sec:
+		frac := int64(now.Nanosecond())
+		return f.curr.Load() + f.prev.Load()*(1e9-frac)/1e9
+	case s == sec-1:
+		frac := int64(now.Nanosecond())
+		return f.curr.Load() * (1e9 - frac) / 1e9
+	default:
+		return 0
+	}
+}
+
+// SWRate is HAProxy's sliding-window average over N=1024 samples:
+// sum = sum - sum/N + v, average = sum/N (swrate_add).
+type SWRate struct{ sum atomic.Int64 }
+
+const swrateN = 1024
+
+func (s *SWRate) Add(v int64) {
+	for {
+		old := s.sum.Load()
+		n := old - (old+swrateN-1)/swrateN + v
+		if s.sum.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
+
+// Avg returns the average. HAProxy divides by the number of samples seen when
+// fewer than N were taken; callers pass that count (the request total).
+func (s *SWRate) Avg(samples int64) int64 {
+	if samples <= 0 {
+		return 0
+	}
+	if samples < swrateN {
+		return s.sum.Load() / samples
+	}
+	return s.sum.Load() / swrateN
+}

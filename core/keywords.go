@@ -1,0 +1,270 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"goha/core/config"
+	"goha/core/diag"
+)
+
+// Scopes say where a keyword may appear. A listen section is FE|BE.
+const (
+	scopeGlobal = 1 << iota
+	scopeDefaults
+	scopeFE
+	scopeBE
+
+	scopeProxy = scopeDefaults | scopeFE | scopeBE
+	scopeAllPx = scopeProxy
+)
+
+// Keyword is one configuration keyword of the global or a proxy section.
+// Name has one or two words ("maxconn", "timeout connect", "option httplog",
+// "stats socket"); the dispatcher tries the two-word form first.
+type Keyword struct {
+	Name  string
+	Scope int
+	// Parse gets the words after the keyword's name. It returns nil, a
+	// *diag.Warn (reported as a WARNING), or any other error (an ALERT).
+	Parse func(c *kwCtx, args []string) error
+	// Unimplemented keywords are parsed so that configurations written for
+	// HAProxy load, and are reported with a WARNING that says so.
+	Unimplemented bool
+}
+
+// kwCtx is what a keyword parser may look at and change.
+type kwCtx struct {
+	b   *builder
+	pos diag.Pos
+	kw  string
+	neg bool // "no option x"
+	def bool // "default option x"
+	p   *Proxy
+	g   *Global
+	sec *config.Section
+}
+
+var keywords = map[string]*Keyword{}
+
+// registerKeywords adds keywords to the table. It panics on duplicates: two
+// features claiming one keyword is a programming error.
+func registerKeywords(kws ...Keyword) {
+	for i := range kws {
+		k := &kws[i]
+		if k.Name == "" || (k.Parse == nil && !k.Unimplemented) {
+			panic("core: keyword without name or parser: " + k.Name)
+		}
+		if _, dup := keywords[k.Name]; dup {
+			panic("core: keyword registered twice: " + k.Name)
+		}
+		keywords[k.Name] = k
+	}
+}
+
+// keywordNames lists the keywords valid in scope, for "did you mean".
+func keywordNames(scope int) []string {
+	var out []string
+	for name, k := range keywords {
+		if k.Scope&scope != 0 {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SuggestFunc picks the closest candidate to a misspelled word, or "".
+// core/diag provides HAProxy's word-fingerprint matcher.
+var SuggestFunc = func(word string, candidates []string) string { return "" }
+
+func sectionScope(p *Proxy) int {
+	if p == nil {
+		return scopeGlobal
+	}
+	if p.Cap&CapDefaults != 0 {
+		return scopeDefaults
+	}
+	s := 0
+	if p.Cap&CapFE != 0 {
+		s |= scopeFE
+	}
+	if p.Cap&CapBE != 0 {
+		s |= scopeBE
+	}
+	return s
+}
+
+// dispatch runs one line of a global or proxy section through the table.
+func (b *builder) dispatch(sec *config.Section, p *Proxy, ln config.Line) {
+	words := ln.Words
+	if len(words) == 0 {
+		return
+	}
+	c := &kwCtx{b: b, pos: ln.Pos, p: p, g: &b.cfg.Global, sec: sec}
+	if (words[0] == "no" || words[0] == "default") && len(words) > 1 {
+		c.neg = words[0] == "no"
+		c.def = words[0] == "default"
+		words = words[1:]
+	}
+	scope := sectionScope(p)
+	var k *Keyword
+	var args []string
+	if len(words) > 1 {
+		if kk := keywords[words[0]+" "+words[1]]; kk != nil {
+			k, args = kk, words[2:]
+		}
+	}
+	if k == nil {
+		if kk := keywords[words[0]]; kk != nil {
+			k, args = kk, words[1:]
+		}
+	}
+	secName := sec.Kind
+	if k == nil || k.Scope&(scopeGlobal|scopeProxy) == 0 || (k.Scope&scopeGlobal != 0) != (scope == scopeGlobal) && k.Scope&scope == 0 {
+		b.unknownKeyword(ln.Pos, words, secName, scope)
+		return
+	}
+	if k.Scope&scope == 0 {
+		// Known in proxies, but not for this capability: HAProxy warns.
+		b.d.Add(diag.Diag{Sev: diag.Warning, Pos: ln.Pos, Parsing: true,
+			Msg: fmt.Sprintf("'%s' ignored because %s '%s' has no %s capability.",
+				k.Name, secName, sec.Name, missingCap(k.Scope))})
+		return
+	}
+	if (c.neg || c.def) && !strings.HasPrefix(k.Name, "option ") && k.Name != "log" {
+		b.d.Alertf(ln.Pos, "'%s' not supported with 'no' or 'default' prefix.", k.Name)
+		return
+	}
+	c.kw = k.Name
+	if k.Unimplemented {
+		b.d.Warnf(ln.Pos, "'%s' is parsed but not implemented by goha yet; ignored.", k.Name)
+		return
+	}
+	if err := k.Parse(c, args); err != nil {
+		b.report(ln.Pos, err)
+	}
+}
+
+func missingCap(scope int) string {
+	if scope&scopeFE == 0 {
+		return "backend"
+	}
+	return "frontend"
+}
+
+func (b *builder) unknownKeyword(pos diag.Pos, words []string, secName string, scope int) {
+	kw := words[0]
+	msg := fmt.Sprintf("unknown keyword '%s' in '%s' section", kw, secName)
+	if kw == "option" && len(words) > 1 {
+		msg = fmt.Sprintf("unknown option '%s'.", words[1])
+		b.d.Alertf(pos, "%s", msg)
+		return
+	}
+	if best := SuggestFunc(kw, firstWords(keywordNames(scope))); best != "" {
+		msg += fmt.Sprintf("; did you mean '%s' maybe ?", best)
+	}
+	b.d.Alertf(pos, "%s", msg)
+}
+
+func firstWords(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		f, _, _ := strings.Cut(n, " ")
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// report turns a keyword parser's error into a diagnostic.
+func (b *builder) report(pos diag.Pos, err error) {
+	var w *diag.Warn
+	if errors.As(err, &w) {
+		b.d.Warnf(pos, "%s", w.Msg)
+		return
+	}
+	b.d.Alertf(pos, "%s", err.Error())
+}
+
+// Helpers shared by keyword parsers.
+
+func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+func wantArgs(c *kwCtx, args []string, n int) error {
+	if len(args) < n {
+		return errf("'%s' expects %d argument(s).", c.kw, n)
+	}
+	return nil
+}
+
+func parseIntArg(c *kwCtx, args []string) (int, error) {
+	if len(args) < 1 {
+		return 0, errf("'%s' expects an integer argument.", c.kw)
+	}
+	v, err := strconv.Atoi(args[0])
+	if err != nil {
+		return 0, errf("'%s' expects an integer argument.", c.kw)
+	}
+	return v, nil
+}
+
+// ParseTime reads HAProxy's time format: a number with an optional unit
+// (us, ms, s, m, h, d); the default unit is given (usually milliseconds).
+func ParseTime(s string, defUnit time.Duration) (time.Duration, error) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("invalid time value '%s'", s)
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil || n > 1<<31 {
+		return 0, fmt.Errorf("timer overflow in argument '%s'", s)
+	}
+	unit := defUnit
+	switch s[i:] {
+	case "":
+	case "us":
+		unit = time.Microsecond
+	case "ms":
+		unit = time.Millisecond
+	case "s":
+		unit = time.Second
+	case "m":
+		unit = time.Minute
+	case "h":
+		unit = time.Hour
+	case "d":
+		unit = 24 * time.Hour
+	default:
+		return 0, fmt.Errorf("unexpected character '%c' in argument '%s'", s[i], s)
+	}
+	return time.Duration(n) * unit, nil
+}
+
+// ParseSize reads a size with an optional k, m or g suffix.
+func ParseSize(s string) (int, error) {
+	mult := 1
+	switch {
+	case strings.HasSuffix(s, "k"), strings.HasSuffix(s, "K"):
+		mult, s = 1024, s[:len(s)-1]
+	case strings.HasSuffix(s, "m"), strings.HasSuffix(s, "M"):
+		mult, s = 1024*1024, s[:len(s)-1]
+	case strings.HasSuffix(s, "g"), strings.HasSuffix(s, "G"):
+		mult, s = 1024*1024*1024, s[:len(s)-1]
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("invalid size '%s'", s)
+	}
+	return v * mult, nil
+}

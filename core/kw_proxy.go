@@ -1,0 +1,367 @@
+package core
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func init() {
+	registerKeywords(proxyKeywords...)
+	for _, name := range []string{"connect", "client", "server", "http-request", "http-keep-alive",
+		"queue", "tunnel", "client-fin", "server-fin", "check", "tarpit"} {
+		registerKeywords(Keyword{Name: "timeout " + name, Scope: timeoutScope(name), Parse: parseTimeout})
+	}
+}
+
+func timeoutScope(name string) int {
+	switch name {
+	case "client", "client-fin", "http-request", "http-keep-alive":
+		return scopeDefaults | scopeFE
+	case "connect", "server", "server-fin", "queue", "check", "tunnel":
+		return scopeDefaults | scopeBE
+	}
+	return scopeProxy
+}
+
+func parseTimeout(c *kwCtx, args []string) error {
+	name := strings.TrimPrefix(c.kw, "timeout ")
+	if len(args) < 1 {
+		return errf("'timeout %s' expects an integer value (in milliseconds)", name)
+	}
+	d, err := ParseTime(args[0], time.Millisecond)
+	if err != nil {
+		return errf("'timeout %s' %v", name, err)
+	}
+	t := &c.p.Timeouts
+	switch name {
+	case "connect":
+		t.Connect = d
+	case "client":
+		t.Client = d
+	case "server":
+		t.Server = d
+	case "http-request":
+		t.HTTPRequest = d
+	case "http-keep-alive":
+		t.HTTPKeepAlive = d
+	case "queue":
+		t.Queue = d
+	case "tunnel":
+		t.Tunnel = d
+	case "client-fin":
+		t.ClientFin = d
+	case "server-fin":
+		t.ServerFin = d
+	case "check":
+		t.Check = d
+	case "tarpit":
+		t.Tarpit = d
+	}
+	return nil
+}
+
+// option parses `[no] option <name>` for a boolean field.
+func option(name string, scope int, field func(p *Proxy) *bool) Keyword {
+	return Keyword{Name: "option " + name, Scope: scope, Parse: func(c *kwCtx, args []string) error {
+		*field(c.p) = !c.neg
+		return nil
+	}}
+}
+
+func unimplementedOption(name string) Keyword {
+	return Keyword{Name: "option " + name, Scope: scopeProxy, Unimplemented: true}
+}
+
+var proxyKeywords = []Keyword{
+	{Name: "mode", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+		switch first(args) {
+		case "http":
+			c.p.Mode = ModeHTTP
+		case "tcp":
+			c.p.Mode = ModeTCP
+		case "health":
+			return errf("'mode health' doesn't exist anymore. Please use 'http-request return status 200' instead.")
+		default:
+			return errf("unknown proxy mode '%s'.", first(args))
+		}
+		return nil
+	}},
+	{Name: "id", Scope: scopeFE | scopeBE, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 1 {
+			return errf("'id' : expects an integer argument")
+		}
+		v, err := strconv.Atoi(args[0])
+		if err != nil || v <= 0 {
+			return errf("'id' : custom id has to be > 0")
+		}
+		c.p.ID, c.p.ForcedID = v, true
+		for _, o := range c.b.cfg.Proxies {
+			if o != c.p && o.ForcedID && o.ID == v {
+				return errf("'id' : custom id %d already used at %s ('%s %s')", v, o.Pos, capName(o.Cap), o.Name)
+			}
+		}
+		return nil
+	}},
+	{Name: "disabled", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error { c.p.Disabled = true; return nil }},
+	{Name: "enabled", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error { c.p.Disabled = false; return nil }},
+	{Name: "backlog", Scope: scopeDefaults | scopeFE, Parse: setInt(func(c *kwCtx) *int { return &c.p.Backlog })},
+	{Name: "fullconn", Scope: scopeDefaults | scopeBE, Parse: setInt(func(c *kwCtx) *int { return &c.p.FullConn })},
+	{Name: "retries", Scope: scopeDefaults | scopeBE, Parse: setInt(func(c *kwCtx) *int { return &c.p.Retries })},
+	{Name: "default_backend", Scope: scopeDefaults | scopeFE, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 1 {
+			return errf("'%s' expects a backend name.", c.kw)
+		}
+		c.p.DefaultBackend = args[0]
+		return nil
+	}},
+	{Name: "use_backend", Scope: scopeFE, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 1 {
+			return errf("'%s' expects a backend name.", c.kw)
+		}
+		ub := &UseBackend{Pos: c.pos, Name: args[0]}
+		if len(args) > 1 {
+			if args[1] != "if" && args[1] != "unless" {
+				return errf("'use_backend' : expects 'if' or 'unless' followed by a condition but found '%s'.", args[1])
+			}
+			ub.Cond = args[1:]
+		}
+		c.p.UseBackends = append(c.p.UseBackends, ub)
+		return nil
+	}},
+	{Name: "acl", Scope: scopeFE | scopeBE, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 2 {
+			return errf("'acl' requires a name and a criterion.")
+		}
+		c.p.ACLs = append(c.p.ACLs, &ACLDef{Pos: c.pos, Name: args[0], Words: args[1:]})
+		return nil
+	}},
+	{Name: "http-request", Scope: scopeFE | scopeBE, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 1 {
+			return errf("'http-request' expects an action.")
+		}
+		c.p.HTTPReqRules = append(c.p.HTTPReqRules, append([]string{c.pos.String()}, args...))
+		return nil
+	}},
+	{Name: "http-response", Scope: scopeFE | scopeBE, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 1 {
+			return errf("'http-response' expects an action.")
+		}
+		c.p.HTTPRespRules = append(c.p.HTTPRespRules, append([]string{c.pos.String()}, args...))
+		return nil
+	}},
+	{Name: "tcp-request", Scope: scopeFE | scopeBE, Unimplemented: true},
+	{Name: "tcp-response", Scope: scopeBE, Unimplemented: true},
+	{Name: "server", Scope: scopeBE, Parse: parseServerLine},
+	{Name: "default-server", Scope: scopeDefaults | scopeBE, Parse: parseDefaultServer},
+	{Name: "balance", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 1 {
+			return errf("'balance' requires an algorithm.")
+		}
+		if !knownBalance(args[0]) {
+			return errf("'balance' only supports 'roundrobin', 'static-rr', 'leastconn', 'source', 'uri', 'url_param', 'hdr(name)', 'rdp-cookie(name)', 'random' and 'vnswrr' options.")
+		}
+		c.p.Balance = append([]string(nil), args...)
+		return nil
+	}},
+	{Name: "hash-type", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 1 || (args[0] != "map-based" && args[0] != "consistent") {
+			return errf("'hash-type' expects 'map-based' or 'consistent' as argument.")
+		}
+		c.p.HashType = append([]string(nil), args...)
+		return nil
+	}},
+	{Name: "cookie", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 1 {
+			return errf("'cookie' expects <cookie_name> as argument.")
+		}
+		c.p.Cookie = append([]string(nil), args...)
+		return nil
+	}},
+	{Name: "http-reuse", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
+		switch first(args) {
+		case "never", "safe", "aggressive", "always":
+			c.p.HTTPReuse = args[0]
+			return nil
+		}
+		return errf("'http-reuse' only supports 'never', 'safe', 'aggressive', 'always'")
+	}},
+	{Name: "log", Scope: scopeGlobal | scopeProxy, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 1 {
+			return errf("'log' expects either <address[:port]> and <facility> or 'global' as arguments.")
+		}
+		if c.neg {
+			c.p.NoLog, c.p.Logs, c.p.LogGlobal = true, nil, false
+			return nil
+		}
+		if c.p == nil {
+			c.g.Logs = append(c.g.Logs, args)
+			return nil
+		}
+		if args[0] == "global" {
+			c.p.LogGlobal = true
+			return nil
+		}
+		c.p.Logs = append(c.p.Logs, args)
+		return nil
+	}},
+	{Name: "log-format", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 1 {
+			return errf("'log-format' expects a format string.")
+		}
+		c.p.LogFormat = joinWords(args)
+		return nil
+	}},
+	{Name: "errorfile", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 2 {
+			return errf("'errorfile' expects <status_code> and <file> as arguments.")
+		}
+		code, err := strconv.Atoi(args[0])
+		if err != nil {
+			return errf("'errorfile' expects <status_code> and <file> as arguments.")
+		}
+		if _, err := os.Stat(args[1]); err != nil {
+			return errf("error opening file '%s'.", args[1])
+		}
+		if c.p.ErrorFiles == nil {
+			c.p.ErrorFiles = map[int]string{}
+		}
+		c.p.ErrorFiles[code] = args[1]
+		return nil
+	}},
+	{Name: "tcp-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
+	{Name: "http-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
+	{Name: "option httpchk", Scope: scopeDefaults | scopeBE, Parse: checkRule},
+	{Name: "option tcp-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
+	{Name: "option redis-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
+	{Name: "option mysql-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
+	{Name: "option pgsql-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
+	{Name: "option smtpchk", Scope: scopeDefaults | scopeBE, Parse: checkRule},
+	{Name: "option ldap-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
+	{Name: "option ssl-hello-chk", Scope: scopeDefaults | scopeBE, Parse: checkRule},
+	{Name: "load-server-state-from-file", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
+		switch first(args) {
+		case "global", "local", "none":
+			c.g.LoadStateFrom = args[0]
+			return nil
+		}
+		return errf("'load-server-state-from-file' expects 'global', 'local' or 'none'. Got '%s'", first(args))
+	}},
+	option("redispatch", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.Redispatch }),
+	option("allbackups", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.AllBackups }),
+	option("persist", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.Persist }),
+	option("dontlognull", scopeDefaults|scopeFE, func(p *Proxy) *bool { return &p.DontLogNull }),
+	option("log-separate-errors", scopeDefaults|scopeFE, func(p *Proxy) *bool { return &p.LogSeparateErr }),
+	option("socket-stats", scopeDefaults|scopeFE, func(p *Proxy) *bool { return &p.SocketStats }),
+	{Name: "option tcplog", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+		c.p.TCPLog, c.p.HTTPLog = !c.neg, false
+		return nil
+	}},
+	{Name: "option httplog", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+		c.p.HTTPLog, c.p.TCPLog = !c.neg, false
+		c.p.HTTPLogCLF = len(args) > 0 && args[0] == "clf"
+		return nil
+	}},
+	{Name: "option forwardfor", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+		c.p.ForwardFor = !c.neg
+		for i := 0; i+1 < len(args); i += 2 {
+			switch args[i] {
+			case "except":
+				c.p.ForwardForExcept = args[i+1]
+			case "header":
+				c.p.ForwardForHeader = args[i+1]
+			default:
+				return errf("'option forwardfor' only supports optional values 'except', 'header' and 'if-none'.")
+			}
+		}
+		return nil
+	}},
+	{Name: "option http-keep-alive", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+		if !c.neg {
+			c.p.ConnMode = HTTPKeepAlive
+		}
+		return nil
+	}},
+	{Name: "option http-server-close", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+		if !c.neg {
+			c.p.ConnMode = HTTPServerClose
+		} else if c.p.ConnMode == HTTPServerClose {
+			c.p.ConnMode = HTTPKeepAlive
+		}
+		return nil
+	}},
+	{Name: "option httpclose", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+		if !c.neg {
+			c.p.ConnMode = HTTPClose
+		} else if c.p.ConnMode == HTTPClose {
+			c.p.ConnMode = HTTPKeepAlive
+		}
+		return nil
+	}},
+	unimplementedOption("abortonclose"),
+	unimplementedOption("http-buffer-request"),
+	unimplementedOption("splice-auto"),
+	unimplementedOption("splice-request"),
+	unimplementedOption("splice-response"),
+	unimplementedOption("tcpka"),
+	unimplementedOption("clitcpka"),
+	unimplementedOption("srvtcpka"),
+	unimplementedOption("logasap"),
+	unimplementedOption("http-use-htx"),
+	unimplementedOption("originalto"),
+	unimplementedOption("accept-invalid-http-request"),
+	unimplementedOption("accept-invalid-http-response"),
+	unimplementedOption("checkcache"),
+	unimplementedOption("independent-streams"),
+	unimplementedOption("nolinger"),
+	unimplementedOption("prefer-last-server"),
+	unimplementedOption("external-check"),
+	{Name: "stats enable", Scope: scopeProxy, Unimplemented: true},
+	{Name: "stats uri", Scope: scopeProxy, Unimplemented: true},
+	{Name: "stats refresh", Scope: scopeProxy, Unimplemented: true},
+	{Name: "stats auth", Scope: scopeProxy, Unimplemented: true},
+	{Name: "stats admin", Scope: scopeProxy, Unimplemented: true},
+	{Name: "stats realm", Scope: scopeProxy, Unimplemented: true},
+	{Name: "stats show-legends", Scope: scopeProxy, Unimplemented: true},
+	{Name: "stats hide-version", Scope: scopeProxy, Unimplemented: true},
+	{Name: "capture", Scope: scopeFE, Unimplemented: true},
+	{Name: "compression", Scope: scopeProxy, Unimplemented: true},
+	{Name: "filter", Scope: scopeFE | scopeBE, Unimplemented: true},
+	{Name: "stick-table", Scope: scopeFE | scopeBE, Unimplemented: true},
+	{Name: "stick", Scope: scopeBE, Unimplemented: true},
+	{Name: "redirect", Scope: scopeFE | scopeBE, Unimplemented: true},
+	{Name: "monitor-uri", Scope: scopeFE, Unimplemented: true},
+	{Name: "unique-id-format", Scope: scopeProxy, Unimplemented: true},
+	{Name: "unique-id-header", Scope: scopeProxy, Unimplemented: true},
+	{Name: "server-template", Scope: scopeBE, Unimplemented: true},
+	{Name: "email-alert", Scope: scopeProxy, Unimplemented: true},
+	{Name: "dynamic-cookie-key", Scope: scopeProxy, Unimplemented: true},
+	{Name: "rate-limit", Scope: scopeFE, Unimplemented: true},
+	{Name: "persist", Scope: scopeBE, Unimplemented: true},
+	{Name: "external-check", Scope: scopeProxy, Unimplemented: true},
+	{Name: "errorfiles", Scope: scopeProxy, Unimplemented: true},
+	{Name: "errorloc", Scope: scopeProxy, Unimplemented: true},
+	{Name: "errorloc302", Scope: scopeProxy, Unimplemented: true},
+	{Name: "errorloc303", Scope: scopeProxy, Unimplemented: true},
+	{Name: "http-error", Scope: scopeProxy, Unimplemented: true},
+	{Name: "http-after-response", Scope: scopeFE | scopeBE, Unimplemented: true},
+	{Name: "declare", Scope: scopeFE | scopeBE, Unimplemented: true},
+}
+
+func checkRule(c *kwCtx, args []string) error {
+	words := append(strings.Fields(c.kw), args...)
+	if c.neg {
+		words = append([]string{"no"}, words...)
+	}
+	c.p.CheckRules = append(c.p.CheckRules, append([]string{c.pos.String()}, words...))
+	return nil
+}
+
+func knownBalance(a string) bool {
+	switch a {
+	case "roundrobin", "static-rr", "leastconn", "first", "source", "uri", "url_param", "random", "vnswrr":
+		return true
+	}
+	return strings.HasPrefix(a, "hdr(") || strings.HasPrefix(a, "random(") || strings.HasPrefix(a, "rdp-cookie")
+}

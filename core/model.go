@@ -1,0 +1,327 @@
+package core
+
+import (
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"goha/core/diag"
+)
+
+// Mode is a proxy's mode.
+type Mode int
+
+const (
+	ModeTCP Mode = iota
+	ModeHTTP
+)
+
+func (m Mode) String() string {
+	if m == ModeHTTP {
+		return "http"
+	}
+	return "tcp"
+}
+
+// Cap says which sides a proxy has.
+type Cap int
+
+const (
+	CapFE Cap = 1 << iota
+	CapBE
+	CapDefaults
+)
+
+// Timeouts of a proxy, zero when unset.
+type Timeouts struct {
+	Connect, Client, Server, HTTPRequest, HTTPKeepAlive, Queue, Tunnel,
+	ClientFin, ServerFin, Check, Tarpit time.Duration
+}
+
+// HTTPConnMode is how a proxy handles keep-alive (option http-keep-alive,
+// httpclose, http-server-close).
+type HTTPConnMode int
+
+const (
+	HTTPKeepAlive HTTPConnMode = iota
+	HTTPServerClose
+	HTTPClose
+)
+
+// Bind is one `bind` line: an address (or several, for port ranges) and its
+// settings. The data path opens one listener per address per thread.
+type Bind struct {
+	Pos     diag.Pos
+	Addr    string   // as written
+	Addrs   []string // resolved network addresses: "tcp4:127.0.0.1:80", "unix:/p", "fd:3"
+	Name    string
+	MaxConn int
+	Backlog int
+	Args    []string // remaining keywords, for features that read them (ssl, ...)
+	// Listener counters (listener rows of show stat, only with option socket-stats).
+	Counters Counters
+}
+
+// ProxyConf is what configuration says about a proxy. It is a plain value so
+// that defaults sections can be copied into the proxies that follow them.
+type ProxyConf struct {
+	Mode             Mode
+	MaxConn          int
+	FullConn         int
+	Backlog          int
+	Timeouts         Timeouts
+	Retries          int
+	Redispatch       bool
+	ForwardFor       bool
+	ForwardForExcept string
+	ForwardForHeader string
+	ConnMode         HTTPConnMode
+	AllBackups       bool
+	Persist          bool
+	DontLogNull      bool
+	LogSeparateErr   bool
+	HTTPLog          bool
+	HTTPLogCLF       bool
+	TCPLog           bool
+	LogFormat        string
+	LogTag           string
+	LogGlobal        bool
+	NoLog            bool
+	Logs             [][]string // `log` lines' words after the keyword
+	SocketStats      bool
+	HTTPReuse        string   // never|safe|aggressive|always
+	Balance          []string // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
+	HashType         []string // words after `hash-type`
+	Cookie           []string // words after `cookie`
+	ErrorFiles       map[int]string
+	DefaultServer    ServerConf
+	CheckRules       [][]string // option/tcp-check/http-check lines, in order, for core/check
+	Description      string
+}
+
+// Proxy is a frontend, a backend, a listen section (both) or a defaults
+// section (neither; used only as a template).
+type Proxy struct {
+	ProxyConf
+	Name     string
+	ID       int
+	ForcedID bool
+	Pos      diag.Pos
+	Cap      Cap
+	Disabled bool
+
+	Binds          []*Bind
+	DefaultBackend string
+	DefBE          *Proxy // resolved DefaultBackend
+	UseBackends    []*UseBackend
+	ACLs           []*ACLDef
+	HTTPReqRules   [][]string
+	HTTPRespRules  [][]string
+	TCPReqRules    [][]string
+
+	Servers   []*Server
+	srvByName map[string]*Server
+
+	// Run-time state.
+	FE, BE  Counters
+	stopped atomic.Bool // frontend disabled (`disable frontend`) or soft-stopped
+	// maxconn can be changed at run time (set maxconn frontend).
+	liveMaxConn atomic.Int64
+
+	// LB is the backend's picker; core owns it, the data path calls it.
+	// lbMu guards changes to the servers list at run time (add/del server);
+	// readers take a snapshot with ServerList.
+	lbMu    sync.Mutex
+	srvList atomic.Pointer[[]*Server]
+	nextSID int
+}
+
+// UseBackend is a `use_backend <name> [if|unless <cond>]` rule.
+type UseBackend struct {
+	Pos    diag.Pos
+	Name   string
+	Cond   []string // words after if/unless, including the if/unless word
+	Target *Proxy
+}
+
+// ACLDef is a named `acl <name> <criterion> [flags] [values]` line.
+type ACLDef struct {
+	Pos   diag.Pos
+	Name  string
+	Words []string
+}
+
+// FindServer returns the server named name, or nil.
+func (p *Proxy) FindServer(name string) *Server {
+	list := p.ServerList()
+	for _, s := range list {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// ServerList is the current list of servers; it changes only with
+// add/del server, by replacing the slice.
+func (p *Proxy) ServerList() []*Server {
+	if l := p.srvList.Load(); l != nil {
+		return *l
+	}
+	return p.Servers
+}
+
+// IsFrontend and IsBackend say which rows `show stat` prints.
+func (p *Proxy) IsFrontend() bool { return p.Cap&CapFE != 0 }
+func (p *Proxy) IsBackend() bool  { return p.Cap&CapBE != 0 }
+
+// ServerConf is what configuration (default-server, server, add server)
+// says about a server. A plain value, copied from default-server.
+type ServerConf struct {
+	Weight         int
+	Backup         bool
+	Disabled       bool
+	MaxConn        int
+	MaxQueue       int
+	MinConn        int
+	Cookie         string
+	Check          bool
+	CheckSet       bool // check or no-check given explicitly
+	Inter          time.Duration
+	FastInter      time.Duration
+	DownInter      time.Duration
+	Rise, Fall     int
+	CheckPort      int
+	CheckAddr      string
+	CheckSendProxy bool
+	CheckSSL       bool
+	CheckSNI       string
+	Agent          bool
+	AgentInter     time.Duration
+	AgentPort      int
+	AgentAddr      string
+	AgentSend      string
+	Observe        string
+	ErrorLimit     int
+	OnError        string
+	OnMarkedDown   string
+	OnMarkedUp     string
+	SlowStart      time.Duration
+	Track          string
+	InitAddr       string
+	SendProxy      bool
+	SendProxyV2    bool
+	Resolvers      string
+
+	PoolLowConn    int
+	PoolMaxConn    int
+	PoolPurgeDelay time.Duration
+	MaxReuse       int
+
+	SSL     int // 0 default, 1 ssl, -1 no-ssl
+	SSLArgs map[string]string
+	// Unimplemented keywords seen (kept so that `-c` can warn once).
+}
+
+// Admin state bits, as `show servers state` prints them.
+const (
+	AdminFMaint    = 0x01 // forced maintenance (state maint, disable server)
+	AdminIMaint    = 0x02 // inherited through track
+	AdminCMaint    = 0x04 // `disabled` in the configuration
+	AdminFDrain    = 0x08 // forced drain
+	AdminIDrain    = 0x10 // inherited drain
+	AdminRMaint    = 0x20 // resolution failed
+	AdminHMaint    = 0x40 // fqdn changed
+	AdminMaintMask = AdminFMaint | AdminIMaint | AdminCMaint | AdminRMaint | AdminHMaint
+	AdminDrainMask = AdminFDrain | AdminIDrain
+)
+
+// Operational states, as `show servers state` prints them.
+const (
+	OpStopped  = 0
+	OpStarting = 1
+	OpRunning  = 2
+	OpStopping = 3
+)
+
+// ServerAddr is where a server lives. It is replaced as a whole (atomically)
+// by `set server addr`, and Gen changes with it so that pooled connections
+// to the old address are never reused.
+type ServerAddr struct {
+	IP   netip.Addr // invalid when the server has no address (init-addr none, 0.0.0.0 kept as is)
+	Port int        // 0 when unset; the client's port is used then
+	Host string     // text form used by show servers state (srv_addr)
+	Unix string     // unix socket path when the address is unix@
+	Gen  uint64
+}
+
+// Server is one `server` line or a dynamic server added at run time.
+type Server struct {
+	ServerConf
+	Proxy    *Proxy
+	Name     string
+	ID       int
+	ForcedID bool
+	Pos      diag.Pos
+	FQDN     string
+	IWeight  int  // initial weight from configuration
+	Dynamic  bool // added with `add server`
+
+	// mu serialises state changes made by the runtime API and checks. The
+	// data path never takes it: it reads the atomics below.
+	mu         sync.Mutex
+	addr       atomic.Pointer[ServerAddr]
+	uweight    atomic.Int32 // user weight 0..256
+	admin      atomic.Uint32
+	op         atomic.Uint32
+	lastChange atomic.Int64 // unix seconds of the last state change
+	maxconn    atomic.Int64
+	served     atomic.Int64 // connections being served (for leastconn, maxconn, queues)
+
+	Counters Counters
+	// Check state, as show stat / show servers state report it.
+	Health      atomic.Int32
+	CheckStatus atomic.Int32
+	CheckResult atomic.Int32
+	CheckState  atomic.Int32
+	AgentState  atomic.Int32
+	ChkFail     atomic.Int64
+	ChkDown     atomic.Int64
+	DownTime    atomic.Int64 // seconds spent down, before the current period
+}
+
+// Addr returns the server's current address.
+func (s *Server) Addr() *ServerAddr { return s.addr.Load() }
+
+// UWeight is the user weight (0..256); Weight in ServerConf is the
+// configured one.
+func (s *Server) UWeight() int { return int(s.uweight.Load()) }
+
+// AdminState returns the admin bits.
+func (s *Server) AdminState() uint32 { return s.admin.Load() }
+
+// OpState returns the operational state.
+func (s *Server) OpState() uint32 { return s.op.Load() }
+
+// LastChange returns the unix second of the last state change.
+func (s *Server) LastChange() int64 { return s.lastChange.Load() }
+
+// MaxConnLive returns the maxconn in force (set maxconn server changes it).
+func (s *Server) MaxConnLive() int { return int(s.maxconn.Load()) }
+
+// Served is the number of connections the server is serving now.
+func (s *Server) Served() int { return int(s.served.Load()) }
+
+// Usable says whether the load balancer may send new traffic to s:
+// running (or starting), not in maintenance, weight above zero, not draining.
+func (s *Server) Usable() bool {
+	op := s.op.Load()
+	if op != OpRunning && op != OpStarting {
+		return false
+	}
+	if s.admin.Load()&(AdminMaintMask|AdminDrainMask) != 0 {
+		return false
+	}
+	return s.uweight.Load() > 0
+}

@@ -1,0 +1,66 @@
+package core
+
+import (
+	"os"
+	"sync"
+	"time"
+)
+
+// Version is goha's version, in the place where HAProxy prints its own.
+var (
+	Version     = "2.6.12-goha"
+	ReleaseDate = "2026/11/29"
+)
+
+// Process is a running configuration: the proxies serving traffic and the
+// state the runtime API reads and changes.
+type Process struct {
+	Conf    *Config
+	Start   time.Time
+	PID     int
+	Threads int
+
+	// stopping is closed when a soft stop begins.
+	stopOnce sync.Once
+	stopping chan struct{}
+
+	// hooks run by Stop, in reverse order of registration (listeners first).
+	mu      sync.Mutex // guards closers
+	closers []func()
+}
+
+// NewProcess prepares a process for cfg. Nothing listens yet.
+func NewProcess(cfg *Config) *Process {
+	n := cfg.Global.NbThread
+	if n <= 0 {
+		n = defaultThreads()
+	}
+	return &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{})}
+}
+
+// OnStop registers fn to run when the process stops.
+func (p *Process) OnStop(fn func()) {
+	p.mu.Lock()
+	p.closers = append(p.closers, fn)
+	p.mu.Unlock()
+}
+
+// Stopping is closed when a soft or hard stop begins.
+func (p *Process) Stopping() <-chan struct{} { return p.stopping }
+
+// Stop runs the stop hooks once.
+func (p *Process) Stop() {
+	p.stopOnce.Do(func() {
+		close(p.stopping)
+		p.mu.Lock()
+		cl := p.closers
+		p.closers = nil
+		p.mu.Unlock()
+		for i := len(cl) - 1; i >= 0; i-- {
+			cl[i]()
+		}
+	})
+}
+
+// Uptime is how long the process has run.
+func (p *Process) Uptime() time.Duration { return time.Since(p.Start) }

@@ -1,0 +1,369 @@
+package core
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"goha/core/diag"
+)
+
+// serverKeyword is one keyword of a `server`, `default-server` or
+// `add server` line. Args is how many words follow it.
+type serverKeyword struct {
+	Args          int
+	Parse         func(s *ServerConf, args []string) error
+	Unimplemented bool
+	NoDefault     bool // not allowed on default-server (id, cookie values, ...)
+}
+
+var serverKeywords = map[string]serverKeyword{}
+
+func registerServerKeywords(m map[string]serverKeyword) {
+	for k, v := range m {
+		if _, dup := serverKeywords[k]; dup {
+			panic("core: server keyword registered twice: " + k)
+		}
+		serverKeywords[k] = v
+	}
+}
+
+func init() {
+	registerServerKeywords(map[string]serverKeyword{
+		"weight": {Args: 1, Parse: func(s *ServerConf, a []string) error {
+			v, err := strconv.Atoi(a[0])
+			if err != nil || v < 0 || v > 256 {
+				return fmt.Errorf("weight of server %s is not within 0 and 256 (%s).", "%s", a[0])
+			}
+			s.Weight = v
+			return nil
+		}},
+		"backup":              {Parse: func(s *ServerConf, a []string) error { s.Backup = true; return nil }},
+		"no-backup":           {Parse: func(s *ServerConf, a []string) error { s.Backup = false; return nil }},
+		"disabled":            {Parse: func(s *ServerConf, a []string) error { s.Disabled = true; return nil }},
+		"enabled":             {Parse: func(s *ServerConf, a []string) error { s.Disabled = false; return nil }},
+		"maxconn":             {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.MaxConn })},
+		"maxqueue":            {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.MaxQueue })},
+		"minconn":             {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.MinConn })},
+		"cookie":              {Args: 1, NoDefault: true, Parse: func(s *ServerConf, a []string) error { s.Cookie = a[0]; return nil }},
+		"check":               {Parse: func(s *ServerConf, a []string) error { s.Check, s.CheckSet = true, true; return nil }},
+		"no-check":            {Parse: func(s *ServerConf, a []string) error { s.Check, s.CheckSet = false, true; return nil }},
+		"inter":               {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.Inter })},
+		"fastinter":           {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.FastInter })},
+		"downinter":           {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.DownInter })},
+		"rise":                {Args: 1, Parse: srvPos(func(s *ServerConf) *int { return &s.Rise })},
+		"fall":                {Args: 1, Parse: srvPos(func(s *ServerConf) *int { return &s.Fall })},
+		"port":                {Args: 1, Parse: srvPort(func(s *ServerConf) *int { return &s.CheckPort })},
+		"addr":                {Args: 1, Parse: func(s *ServerConf, a []string) error { s.CheckAddr = a[0]; return nil }},
+		"check-send-proxy":    {Parse: func(s *ServerConf, a []string) error { s.CheckSendProxy = true; return nil }},
+		"no-check-send-proxy": {Parse: func(s *ServerConf, a []string) error { s.CheckSendProxy = false; return nil }},
+		"check-ssl":           {Parse: func(s *ServerConf, a []string) error { s.CheckSSL = true; return nil }},
+		"no-check-ssl":        {Parse: func(s *ServerConf, a []string) error { s.CheckSSL = false; return nil }},
+		"check-sni":           {Args: 1, Parse: func(s *ServerConf, a []string) error { s.CheckSNI = a[0]; return nil }},
+		"agent-check":         {Parse: func(s *ServerConf, a []string) error { s.Agent = true; return nil }},
+		"no-agent-check":      {Parse: func(s *ServerConf, a []string) error { s.Agent = false; return nil }},
+		"agent-inter":         {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.AgentInter })},
+		"agent-port":          {Args: 1, Parse: srvPort(func(s *ServerConf) *int { return &s.AgentPort })},
+		"agent-addr":          {Args: 1, Parse: func(s *ServerConf, a []string) error { s.AgentAddr = a[0]; return nil }},
+		"agent-send":          {Args: 1, Parse: func(s *ServerConf, a []string) error { s.AgentSend = a[0]; return nil }},
+		"observe": {Args: 1, Parse: func(s *ServerConf, a []string) error {
+			if a[0] != "layer4" && a[0] != "layer7" && a[0] != "none" {
+				return fmt.Errorf("'observe' expects one of 'none', 'layer4', 'layer7' but got '%s'", a[0])
+			}
+			s.Observe = a[0]
+			return nil
+		}},
+		"error-limit": {Args: 1, Parse: srvPos(func(s *ServerConf) *int { return &s.ErrorLimit })},
+		"on-error": {Args: 1, Parse: func(s *ServerConf, a []string) error {
+			switch a[0] {
+			case "fastinter", "fail-check", "sudden-death", "mark-down":
+				s.OnError = a[0]
+				return nil
+			}
+			return fmt.Errorf("'on-error' expects one of 'fastinter', 'fail-check', 'sudden-death' or 'mark-down' but got '%s'", a[0])
+		}},
+		"on-marked-down": {Args: 1, Parse: func(s *ServerConf, a []string) error {
+			if a[0] != "shutdown-sessions" {
+				return fmt.Errorf("'on-marked-down' expects 'shutdown-sessions' but got '%s'", a[0])
+			}
+			s.OnMarkedDown = a[0]
+			return nil
+		}},
+		"on-marked-up": {Args: 1, Parse: func(s *ServerConf, a []string) error {
+			if a[0] != "shutdown-backup-sessions" {
+				return fmt.Errorf("'on-marked-up' expects 'shutdown-backup-sessions' but got '%s'", a[0])
+			}
+			s.OnMarkedUp = a[0]
+			return nil
+		}},
+		"slowstart":      {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.SlowStart })},
+		"track":          {Args: 1, NoDefault: true, Parse: func(s *ServerConf, a []string) error { s.Track = a[0]; return nil }},
+		"init-addr":      {Args: 1, Parse: func(s *ServerConf, a []string) error { s.InitAddr = a[0]; return nil }},
+		"send-proxy":     {Parse: func(s *ServerConf, a []string) error { s.SendProxy = true; return nil }},
+		"send-proxy-v2":  {Parse: func(s *ServerConf, a []string) error { s.SendProxyV2 = true; return nil }},
+		"no-send-proxy":  {Parse: func(s *ServerConf, a []string) error { s.SendProxy, s.SendProxyV2 = false, false; return nil }},
+		"resolvers":      {Args: 1, Parse: func(s *ServerConf, a []string) error { s.Resolvers = a[0]; return nil }},
+		"resolve-prefer": {Args: 1, Unimplemented: true},
+		"pool-low-conn":  {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.PoolLowConn })},
+		"pool-max-conn": {Args: 1, Parse: func(s *ServerConf, a []string) error {
+			v, err := strconv.Atoi(a[0])
+			if err != nil || v < -1 {
+				return fmt.Errorf("'pool-max-conn' expects -1 or a positive integer but got '%s'", a[0])
+			}
+			s.PoolMaxConn = v
+			return nil
+		}},
+		"pool-purge-delay": {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.PoolPurgeDelay })},
+		"max-reuse":        {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.MaxReuse })},
+		"id":               {Args: 1, NoDefault: true}, // handled by the server line itself
+		"ssl":              {Parse: func(s *ServerConf, a []string) error { s.SSL = 1; return nil }},
+		"no-ssl":           {Parse: func(s *ServerConf, a []string) error { s.SSL = -1; return nil }},
+		"verify":           sslArg(1),
+		"ca-file":          sslArg(1),
+		"crt":              sslArg(1),
+		"sni":              sslArg(1),
+		"ssl-min-ver":      sslArg(1),
+		"ssl-max-ver":      sslArg(1),
+		"ciphers":          sslArg(1),
+		"ciphersuites":     sslArg(1),
+		"alpn":             sslArg(1),
+		"verifyhost":       sslArg(1),
+		"no-verifyhost":    sslArg(0),
+		"ssl-reuse":        sslArg(0),
+		"no-ssl-reuse":     sslArg(0),
+		"check-alpn":       {Args: 1, Unimplemented: true},
+		"check-proto":      {Args: 1, Unimplemented: true},
+		"proto":            {Args: 1, Unimplemented: true},
+		"tfo":              {Unimplemented: true},
+		"namespace":        {Args: 1, Unimplemented: true},
+		"redir":            {Args: 1, Unimplemented: true},
+		"source":           {Args: 1, Unimplemented: true},
+		"usesrc":           {Args: 1, Unimplemented: true},
+		"socks4":           {Args: 1, Unimplemented: true},
+		"tcp-ut":           {Args: 1, Unimplemented: true},
+		"ws":               {Args: 1, Unimplemented: true},
+		"log-proto":        {Args: 1, Unimplemented: true},
+	})
+}
+
+func sslArg(n int) serverKeyword {
+	return serverKeyword{Args: n}
+}
+
+func srvInt(f func(s *ServerConf) *int) func(s *ServerConf, a []string) error {
+	return func(s *ServerConf, a []string) error {
+		v, err := strconv.Atoi(a[0])
+		if err != nil {
+			return fmt.Errorf("'%%s' expects an integer argument but got '%s'", a[0])
+		}
+		*f(s) = v
+		return nil
+	}
+}
+
+func srvPos(f func(s *ServerConf) *int) func(s *ServerConf, a []string) error {
+	return func(s *ServerConf, a []string) error {
+		v, err := strconv.Atoi(a[0])
+		if err != nil || v <= 0 {
+			return fmt.Errorf("'%%s' has to be > 0.")
+		}
+		*f(s) = v
+		return nil
+	}
+}
+
+func srvPort(f func(s *ServerConf) *int) func(s *ServerConf, a []string) error {
+	return func(s *ServerConf, a []string) error {
+		v, err := strconv.Atoi(a[0])
+		if err != nil || v < 1 || v > 65535 {
+			return fmt.Errorf("'%%s' expects a valid port number but got '%s'", a[0])
+		}
+		*f(s) = v
+		return nil
+	}
+}
+
+func srvTime(f func(s *ServerConf) *time.Duration) func(s *ServerConf, a []string) error {
+	return func(s *ServerConf, a []string) error {
+		d, err := ParseTime(a[0], time.Millisecond)
+		if err != nil {
+			return fmt.Errorf("'%%s' : %v", err)
+		}
+		*f(s) = d
+		return nil
+	}
+}
+
+// applyServerArgs applies keyword/value pairs to sc. Every problem is
+// returned (one pass); warnings come back as *diag.Warn values.
+func applyServerArgs(sc *ServerConf, args []string, isDefault bool, id *int) []error {
+	var errs []error
+	for i := 0; i < len(args); {
+		kw := args[i]
+		k, ok := serverKeywords[kw]
+		if !ok {
+			msg := fmt.Sprintf("unknown keyword '%s'", kw)
+			if best := SuggestFunc(kw, serverKeywordNames()); best != "" {
+				msg += fmt.Sprintf("; did you mean '%s' maybe ?", best)
+			}
+			return append(errs, fmt.Errorf("%s", msg))
+		}
+		if i+1+k.Args > len(args) {
+			return append(errs, fmt.Errorf("'%s' expects %d argument(s).", kw, k.Args))
+		}
+		vals := args[i+1 : i+1+k.Args]
+		i += 1 + k.Args
+		switch {
+		case k.Unimplemented:
+			errs = append(errs, diag.Warnf("'%s' is parsed but not implemented by goha yet; ignored.", kw))
+		case isDefault && k.NoDefault:
+			errs = append(errs, fmt.Errorf("'%s' option is not accepted in default-server sections.", kw))
+		case kw == "id":
+			v, err := strconv.Atoi(vals[0])
+			if err != nil || v <= 0 {
+				errs = append(errs, fmt.Errorf("custom id has to be > 0"))
+			} else if id != nil {
+				*id = v
+			}
+		case k.Parse == nil:
+			if sc.SSLArgs == nil {
+				sc.SSLArgs = map[string]string{}
+			}
+			sc.SSLArgs[kw] = strings.Join(vals, " ")
+		default:
+			if err := k.Parse(sc, vals); err != nil {
+				msg := err.Error()
+				if strings.Contains(msg, "%s") {
+					msg = strings.Replace(msg, "%s", kw, 1)
+				}
+				errs = append(errs, fmt.Errorf("%s", msg))
+			}
+		}
+	}
+	return errs
+}
+
+func serverKeywordNames() []string {
+	out := make([]string, 0, len(serverKeywords))
+	for k := range serverKeywords {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func parseDefaultServer(c *kwCtx, args []string) error {
+	for _, err := range applyServerArgs(&c.p.DefaultServer, args, true, nil) {
+		c.b.report(c.pos, err)
+	}
+	return nil
+}
+
+func parseServerLine(c *kwCtx, args []string) error {
+	if len(args) < 2 {
+		return errf("'server' expects <name> and <addr>[:<port>] as arguments.")
+	}
+	p := c.p
+	if p.FindServer(args[0]) != nil {
+		return errf("'server %s/%s' : a server with the same name already exists.", p.Name, args[0])
+	}
+	s, errs := NewServer(p, args[0], args[1], args[2:])
+	s.Pos = c.pos
+	for _, err := range errs {
+		// HAProxy reports server keyword problems as "[file:line] : 'server b/s' : msg".
+		sev := diag.Alert
+		if _, ok := err.(*diag.Warn); ok {
+			sev = diag.Warning
+		}
+		c.b.d.Add(diag.Diag{Sev: sev, Pos: c.pos, Msg: fmt.Sprintf("'server %s/%s' : %s", p.Name, s.Name, err.Error())})
+	}
+	p.Servers = append(p.Servers, s)
+	return nil
+}
+
+// NewServer builds a server of proxy p from a server line's words, starting
+// from p's default-server settings. The server is not added to p.
+func NewServer(p *Proxy, name, addr string, args []string) (*Server, []error) {
+	s := &Server{Proxy: p, Name: name}
+	s.ServerConf = copyServerConf(p.DefaultServer)
+	var errs []error
+	id := 0
+	errs = append(errs, applyServerArgs(&s.ServerConf, args, false, &id)...)
+	if id > 0 {
+		s.ID, s.ForcedID = id, true
+	}
+	sa, fqdn, err := ParseServerAddr(addr)
+	if err != nil {
+		errs = append(errs, err)
+		sa = &ServerAddr{}
+	}
+	s.FQDN = fqdn
+	s.addr.Store(sa)
+	s.IWeight = s.Weight
+	s.uweight.Store(int32(s.Weight))
+	s.maxconn.Store(int64(s.MaxConn))
+	s.op.Store(OpRunning)
+	if s.Disabled {
+		s.admin.Store(AdminCMaint | AdminFMaint)
+		s.op.Store(OpStopped)
+	}
+	if s.Check {
+		// A checked server starts down-going-up at "rise"? HAProxy starts
+		// checked servers UP with health = rise (they go down after fall
+		// failures); see core/check for the transitions.
+		s.Health.Store(int32(s.Rise))
+	} else {
+		s.Health.Store(int32(s.Rise))
+	}
+	s.lastChange.Store(time.Now().Unix())
+	return s, errs
+}
+
+// ParseServerAddr reads a server address: ipv4[:port], [ipv6]:port,
+// ipv6 without port, hostname[:port], unix@path, or with a `+/-` port
+// offset (unsupported). It returns the fqdn when the address is a name.
+func ParseServerAddr(a string) (*ServerAddr, string, error) {
+	if p, ok := strings.CutPrefix(a, "unix@"); ok {
+		return &ServerAddr{Unix: p, Host: a}, "", nil
+	}
+	if strings.HasPrefix(a, "/") {
+		return &ServerAddr{Unix: a, Host: a}, "", nil
+	}
+	for _, pfx := range []string{"ipv4@", "ipv6@", "tcp@", "tcp4@", "tcp6@"} {
+		a = strings.TrimPrefix(a, pfx)
+	}
+	host, port := a, ""
+	if h, p, err := net.SplitHostPort(a); err == nil {
+		host, port = h, p
+	} else if strings.Count(a, ":") == 1 {
+		i := strings.LastIndexByte(a, ':')
+		host, port = a[:i], a[i+1:]
+	}
+	sa := &ServerAddr{Host: host}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 0 || n > 65535 {
+			return nil, "", fmt.Errorf("invalid port '%s'", port)
+		}
+		sa.Port = n
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		sa.IP = ip
+		return sa, "", nil
+	}
+	if host == "" {
+		return nil, "", fmt.Errorf("invalid address: '%s'", a)
+	}
+	// A name: resolved once at start-up (init-addr last,libc default).
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return nil, host, fmt.Errorf("could not resolve address '%s'.", host)
+	}
+	ip, _ := netip.AddrFromSlice(ips[0])
+	sa.IP = ip.Unmap()
+	return sa, host, nil
+}

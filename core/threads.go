@@ -1,0 +1,6 @@
+package core
+
+import goruntime "runtime"
+
+// defaultThreads is HAProxy's default nbthread: the CPUs the process may use.
+func defaultThreads() int { return goruntime.GOMAXPROCS(0) }
