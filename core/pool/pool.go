@@ -1,0 +1,115 @@
+package pool
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Conn is what the pool keeps: anything that can be closed. The pool
+// never reads or writes it; Close is called outside every pool lock.
+type Conn interface{ Close() error }
+
+// cacheLine is the size the per-shard slots are padded to, so that one
+// shard's lock traffic does not invalidate its neighbours' lines.
+const cacheLine = 64
+
+// Where an Entry is. A connection is on at most one list.
+const (
+	inUse uint8 = iota
+	onIdle
+	onSafe
+	gone
+)
+
+// Entry is the pool's record of one server connection, kept for the
+// connection's whole life. The caller owns it between Track or Get and
+// Release, Done or Detach; the pool owns it while it sits on a list.
+type Entry[C Conn] struct {
+	// Conn is the connection itself.
+	Conn C
+
+	srv *Server[C]
+	gen uint32 // server generation the connection was dialled under
+
+	// Owned by whoever holds the entry (see above); read by the pool
+	// only while it holds the entry.
+	uses int32 // requests carried, including the current one
+
+	// Guarded by the listing shard's mu while the entry is on a list.
+	where      uint8
+	shard      int32
+	idleSince  int64 // monotonic nanoseconds, only with an idle timeout
+	prev, next *Entry[C]
+}
+
+// Uses reports how many requests the connection has carried, counting
+// the one it was just handed out for.
+func (e *Entry[C]) Uses() int { return int(e.uses) }
+
+// Reused reports whether the connection came from the pool rather than a
+// fresh dial; a caller may retry a request that failed on a reused
+// connection before any response byte arrived.
+func (e *Entry[C]) Reused() bool { return e.uses > 1 }
+
+// list is an intrusive doubly linked list: tail is the most recently
+// released entry. The owning shard's mu must be held.
+type list[C Conn] struct {
+	head, tail *Entry[C]
+}
+
+func (l *list[C]) pushTail(e *Entry[C]) {
+	e.next = nil
+	e.prev = l.tail
+	if l.tail != nil {
+		l.tail.next = e
+	} else {
+		l.head = e
+	}
+	l.tail = e
+}
+
+func (l *list[C]) remove(e *Entry[C]) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		l.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		l.tail = e.prev
+	}
+	e.prev, e.next = nil, nil
+}
+
+// shard is one thread's slot of a server: its two lists and the lock a
+// takeover or a purge takes. It is exactly one cache line (checked by a
+// test); the backing array of a []shard of n elements falls into a Go
+// size class that is a multiple of 64 bytes for the thread counts that
+// matter, which keeps the slots on separate lines.
+type shard[C Conn] struct {
+	mu   sync.Mutex // guards idle and safe, and the listed entries' link fields
+	idle list[C]    // not proven reusable yet
+	safe list[C]    // carried at least one successful request
+
+	// Written under mu, read without it (HAProxy's curr_idle_thr is
+	// their sum).
+	nIdle atomic.Int32
+	nSafe atomic.Int32
+
+	_ [cacheLine - 48]byte
+}
+
+func (sh *shard[C]) count() int32 { return sh.nIdle.Load() + sh.nSafe.Load() }
+
+// paddedCounter is a per-shard counter on its own cache line.
+type paddedCounter struct {
+	v atomic.Uint32
+	_ [cacheLine - 4]byte
+}
+
+// monoBase anchors the monotonic clock used for idle timestamps.
+var monoBase = time.Now()
+
+func monoNow() int64 { return int64(time.Since(monoBase)) }
