@@ -21,6 +21,10 @@ const (
 	Alert
 )
 
+// Diagnostic is below Notice: HAProxy prints it as [DIAG] and only in
+// diagnostic mode (-dD), e.g. for the .diag directive.
+const Diagnostic Severity = -1
+
 // Tag is the bracketed word HAProxy prints, padded to the same width.
 func (s Severity) Tag() string {
 	switch s {
@@ -28,6 +32,8 @@ func (s Severity) Tag() string {
 		return "[ALERT]   "
 	case Warning:
 		return "[WARNING] "
+	case Diagnostic:
+		return "[DIAG]    "
 	default:
 		return "[NOTICE]  "
 	}
@@ -39,6 +45,8 @@ func (s Severity) String() string {
 		return "ALERT"
 	case Warning:
 		return "WARNING"
+	case Diagnostic:
+		return "DIAG"
 	default:
 		return "NOTICE"
 	}
@@ -61,7 +69,11 @@ type Diag struct {
 	Sev     Severity
 	Pos     Pos
 	Parsing bool
-	Msg     string
+	// Tight drops the blank before the colon after the position, as
+	// HAProxy's file reader (tokenizer, .if blocks, directives) prints it:
+	// "parsing [f:1]: msg" where keyword parsers print "parsing [f:1] : msg".
+	Tight bool
+	Msg   string
 }
 
 // Text renders the diagnostic without the severity tag and pid:
@@ -75,7 +87,11 @@ func (d Diag) Text() string {
 		}
 		b.WriteString("[")
 		b.WriteString(d.Pos.String())
-		b.WriteString("] : ")
+		if d.Tight {
+			b.WriteString("]: ")
+		} else {
+			b.WriteString("] : ")
+		}
 	}
 	b.WriteString(d.Msg)
 	return b.String()
