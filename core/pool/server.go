@@ -269,6 +269,13 @@ func (s *Server[C]) takeover(thread int, wantSafe, fdShort bool) *Entry[C] {
 // counting this connection.
 func (s *Server[C]) Release(thread int, e *Entry[C], safe bool) bool {
 	s.check(e)
+	if e.gen != s.gen.Load() || s.deleted.Load() {
+		s.used.Add(-1)
+		s.killFlush.Add(1)
+		e.where = gone
+		_ = e.Conn.Close()
+		return false
+	}
 	if !s.mayKeep(thread, e, safe) || !s.reserve() {
 		s.used.Add(-1)
 		s.killRelease.Add(1)
@@ -320,9 +327,6 @@ func (s *Server[C]) mayKeep(thread int, e *Entry[C], safe bool) bool {
 	st := &s.st
 	p := s.set
 	if st.Mode == ReuseNever || st.PurgeDelay <= 0 || st.MaxConn == 0 {
-		return false
-	}
-	if e.gen != s.gen.Load() || s.deleted.Load() {
 		return false
 	}
 	if st.MaxReuse >= 0 && int(e.uses) > st.MaxReuse {
