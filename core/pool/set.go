@@ -169,6 +169,7 @@ func (p *Set[C]) purgeLoop(stop, done chan struct{}) {
 func (p *Set[C]) arm(s *Server[C]) {
 	p.mu.Lock()
 	if s.hidx < 0 && !s.deleted.Load() {
+		s.armed.Store(true)
 		s.due = time.Now().Add(s.st.PurgeDelay)
 		heap.Push(&p.queue, s)
 		if s.hidx == 0 {
