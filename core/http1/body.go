@@ -1,0 +1,256 @@
+package http1
+
+// Body follows a message body's framing over the bytes that arrive after the
+// head, without copying or buffering them: Scan says how many of the bytes
+// offered belong to the body, and whether the message ends there. It
+// validates chunked framing (chunk sizes, CRLFs after chunk data, trailer
+// fields) as the bytes pass, so a chunked body is forwarded as received.
+//
+// Body is a plain state machine over byte slices; it does not read or
+// write, so a goroutine-per-connection transport (see Forward) and an event
+// loop can both drive it. It is owned by one connection and is not safe for
+// concurrent use.
+type Body struct {
+	Kind   BodyKind
+	Remain int64 // BodyLength: bytes still to come; BodyChunked: bytes left in the current chunk's data
+	N      int64 // bytes of body (framing included) scanned so far, for byte counters
+
+	// MaxLine bounds a chunk-size line and the whole trailer block; zero
+	// means DefaultMaxHead. HAProxy bounds them by its buffer.
+	MaxLine int
+
+	st      chunkState
+	digits  int
+	line    int // bytes in the current chunk-size line or trailer block
+	done    bool
+	resp    bool
+	errbase int64
+	err     Error
+}
+
+type chunkState uint8
+
+const (
+	csSize    chunkState = iota // hex digits of a chunk size
+	csSizeWS                    // blanks after the size
+	csExt                       // chunk extension up to the line end
+	csSizeLF                    // LF after CR of the size line
+	csData                      // chunk data
+	csDataCR                    // CRLF after chunk data
+	csDataLF                    // LF after CR after chunk data
+	csTrStart                   // start of a trailer line (or the final empty line)
+	csTrName                    // trailer field name
+	csTrValue                   // trailer field value
+	csTrLF                      // LF after CR in a trailer line
+	csEndLF                     // LF after CR of the final empty line
+)
+
+// Init prepares b for the body announced by h. Response is taken from h.
+func (b *Body) Init(h *Head) {
+	b.Start(h.Body, h.ContentLength)
+	b.resp = h.resp
+}
+
+// Start prepares b for a body of the given kind; length is used by
+// BodyLength.
+func (b *Body) Start(kind BodyKind, length int64) {
+	*b = Body{Kind: kind, MaxLine: b.MaxLine}
+	switch kind {
+	case BodyNone:
+		b.done = true
+	case BodyLength:
+		b.Remain = length
+		b.done = length <= 0
+	}
+}
+
+// Done reports whether the whole body has been scanned.
+func (b *Body) Done() bool { return b.done }
+
+// Scan examines p, the bytes that follow what was already scanned, and
+// returns how many of them belong to the body (they may be forwarded at
+// once) and whether the body ends with them. Bytes after n belong to the
+// next message. A framing error is an *Error whose Offset counts from the
+// first body byte.
+func (b *Body) Scan(p []byte) (n int, done bool, err error) {
+	if b.done {
+		return 0, true, nil
+	}
+	switch b.Kind {
+	case BodyLength:
+		n = len(p)
+		if int64(n) > b.Remain {
+			n = int(b.Remain)
+		}
+		b.Remain -= int64(n)
+		b.N += int64(n)
+		b.done = b.Remain == 0
+		return n, b.done, nil
+	case BodyChunked:
+		return b.scanChunked(p)
+	case BodyUntilClose, BodyTunnel:
+		b.N += int64(len(p))
+		return len(p), false, nil
+	}
+	b.done = true
+	return 0, true, nil
+}
+
+// EOF tells b that the peer closed. It returns nil when that ends the body
+// (BodyUntilClose, BodyTunnel, or a body already complete) and an
+// ErrTruncated *Error otherwise.
+func (b *Body) EOF() error {
+	if b.done || b.Kind == BodyUntilClose || b.Kind == BodyTunnel {
+		b.done = true
+		return nil
+	}
+	return b.fail(ErrTruncated, 0)
+}
+
+func (b *Body) fail(k ErrorKind, i int) error {
+	b.err = Error{Kind: k, Offset: int(b.N) + i, Response: b.resp}
+	b.done = true
+	return &b.err
+}
+
+func (b *Body) maxLine() int {
+	if b.MaxLine > 0 {
+		return b.MaxLine
+	}
+	return DefaultMaxHead
+}
+
+func (b *Body) scanChunked(p []byte) (int, bool, error) {
+	i := 0
+	max := b.maxLine()
+	for i < len(p) {
+		if b.st == csData {
+			k := len(p) - i
+			if int64(k) > b.Remain {
+				k = int(b.Remain)
+			}
+			i += k
+			b.Remain -= int64(k)
+			if b.Remain == 0 {
+				b.st = csDataCR
+			}
+			continue
+		}
+		c := p[i]
+		switch b.st {
+		case csSize:
+			d := unhex(c)
+			if d >= 0 {
+				// HAProxy refuses sizes of 2^52 and more.
+				if b.Remain >= 1<<48 {
+					return i, false, b.fail(ErrChunkSize, i)
+				}
+				b.Remain = b.Remain<<4 | int64(d)
+				b.digits++
+				break
+			}
+			if b.digits == 0 {
+				return i, false, b.fail(ErrChunkSize, i)
+			}
+			b.st = csSizeWS
+			continue
+		case csSizeWS:
+			switch {
+			case isSPHT(c):
+			case c == ';':
+				b.st = csExt
+			case c == '\r':
+				b.st = csSizeLF
+			case c == '\n':
+				b.sizeDone()
+			default:
+				return i, false, b.fail(ErrChunkSize, i)
+			}
+		case csExt:
+			if c == '\r' {
+				b.st = csSizeLF
+			} else if c == '\n' {
+				b.sizeDone()
+			}
+		case csSizeLF:
+			if c != '\n' {
+				return i, false, b.fail(ErrChunkSize, i)
+			}
+			b.sizeDone()
+		case csDataCR:
+			if c == '\r' {
+				b.st = csDataLF
+			} else if c == '\n' {
+				b.st = csSize
+			} else {
+				return i, false, b.fail(ErrChunkEnd, i)
+			}
+		case csDataLF:
+			if c != '\n' {
+				return i, false, b.fail(ErrChunkEnd, i)
+			}
+			b.st = csSize
+		case csTrStart:
+			switch {
+			case c == '\r':
+				b.st = csEndLF
+			case c == '\n':
+				return b.finished(i + 1)
+			case isToken(c):
+				b.st = csTrName
+			default:
+				return i, false, b.fail(ErrTrailer, i)
+			}
+		case csTrName:
+			if c == ':' {
+				b.st = csTrValue
+			} else if !isToken(c) {
+				return i, false, b.fail(ErrTrailer, i)
+			}
+		case csTrValue:
+			if c == '\r' {
+				b.st = csTrLF
+			} else if c == '\n' {
+				b.st = csTrStart
+			}
+		case csTrLF:
+			if c != '\n' {
+				return i, false, b.fail(ErrTrailer, i)
+			}
+			b.st = csTrStart
+		case csEndLF:
+			if c != '\n' {
+				return i, false, b.fail(ErrTrailer, i)
+			}
+			return b.finished(i + 1)
+		}
+		i++
+		if b.st != csData {
+			b.line++
+			if b.line > max {
+				if b.st >= csTrStart {
+					return i, false, b.fail(ErrTrailer, i)
+				}
+				return i, false, b.fail(ErrChunkSize, i)
+			}
+		}
+	}
+	b.N += int64(i)
+	return i, false, nil
+}
+
+func (b *Body) sizeDone() {
+	b.digits = 0
+	b.line = 0
+	if b.Remain == 0 {
+		b.st = csTrStart
+		return
+	}
+	b.st = csData
+}
+
+func (b *Body) finished(n int) (int, bool, error) {
+	b.N += int64(n)
+	b.done = true
+	return n, true, nil
+}

@@ -1,0 +1,369 @@
+package http1
+
+import "bytes"
+
+// Defaults matching HAProxy 2.6: tune.bufsize 16384 minus the
+// tune.maxrewrite reserve of 1024, and tune.http.maxhdr 101, which holds 100
+// header fields plus the end-of-headers marker.
+const (
+	DefaultBufSize    = 16384
+	DefaultMaxRewrite = 1024
+	DefaultMaxHead    = DefaultBufSize - DefaultMaxRewrite
+	DefaultMaxFields  = 100
+)
+
+// Method is a request method known to the proxy; anything else is
+// MethodOther and its bytes are in Head.MethodBytes.
+type Method uint8
+
+const (
+	MethodOther Method = iota
+	MethodGET
+	MethodHEAD
+	MethodPOST
+	MethodPUT
+	MethodDELETE
+	MethodCONNECT
+	MethodOPTIONS
+	MethodTRACE
+)
+
+var methodNames = [...]string{"", "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE"}
+
+func (m Method) String() string { return methodNames[m] }
+
+// Method names are case-sensitive (RFC 7231 §4.1), as in HAProxy's
+// find_http_meth.
+func lookupMethod(b []byte) Method {
+	switch len(b) {
+	case 3:
+		if string(b) == "GET" {
+			return MethodGET
+		}
+		if string(b) == "PUT" {
+			return MethodPUT
+		}
+	case 4:
+		if string(b) == "HEAD" {
+			return MethodHEAD
+		}
+		if string(b) == "POST" {
+			return MethodPOST
+		}
+	case 5:
+		if string(b) == "TRACE" {
+			return MethodTRACE
+		}
+	case 6:
+		if string(b) == "DELETE" {
+			return MethodDELETE
+		}
+	case 7:
+		if string(b) == "CONNECT" {
+			return MethodCONNECT
+		}
+		if string(b) == "OPTIONS" {
+			return MethodOPTIONS
+		}
+	}
+	return MethodOther
+}
+
+// Flags describe what the parser learnt from the framing and routing
+// headers.
+type Flags uint32
+
+const (
+	FlagVer11            Flags = 1 << iota // HTTP/1.1 or later
+	FlagContentLength                      // a valid Content-Length is in force
+	FlagChunked                            // chunked is the final transfer-coding
+	FlagTransferEncoding                   // a Transfer-Encoding header was present
+	FlagConnClose                          // Connection: close
+	FlagConnKeepAlive                      // Connection: keep-alive
+	FlagConnUpgrade                        // Connection: upgrade
+	FlagUpgradeWebSocket                   // Upgrade: websocket
+	FlagExpect100                          // Expect: 100-continue (requests)
+	FlagForceClose                         // framing requires closing after this exchange (CL+TE, TE on HTTP/1.0)
+	FlagHost                               // a Host header is present (requests)
+	FlagAbsoluteURI                        // request target in absolute-form
+	FlagRewrite                            // the head must not be forwarded verbatim (see Head.Raw)
+)
+
+// BodyKind says how a message's body is delimited.
+type BodyKind uint8
+
+const (
+	BodyNone       BodyKind = iota // no body follows the head
+	BodyLength                     // Content-Length bytes follow
+	BodyChunked                    // chunked transfer-coding, ends with the last chunk and trailers
+	BodyUntilClose                 // response body delimited by the server closing
+	BodyTunnel                     // after 101 or a 2xx answer to CONNECT: bytes flow both ways until close
+)
+
+func (k BodyKind) String() string {
+	return [...]string{"none", "length", "chunked", "until-close", "tunnel"}[k]
+}
+
+type span struct{ off, n int32 }
+
+func (s span) of(b []byte) []byte { return b[s.off : s.off+s.n : s.off+s.n] }
+
+type field struct {
+	name, value span
+	drop        bool
+}
+
+// Head is a parsed request or response head. It holds no copy of the
+// message: the start line and every header field are slices of the buffer
+// given to ParseRequest or ParseResponse, so the Head is valid only while
+// those bytes stay in place. Offsets, not pointers, are kept inside, so a
+// Head costs no allocation once its field table has grown, and a parse that
+// needed more data may be resumed after the caller moved the unread bytes to
+// the front of its buffer.
+//
+// A Head is owned by one connection (or one event-loop slot) and is not safe
+// for concurrent use.
+type Head struct {
+	// Limits; zero means the default. MaxSize is the largest head, in
+	// bytes (HAProxy: tune.bufsize - tune.maxrewrite). MaxFields is the
+	// largest number of header fields (HAProxy: tune.http.maxhdr - 1).
+	MaxSize   int
+	MaxFields int
+
+	Flags         Flags
+	Method        Method   // request method; for responses, the method of the request answered
+	Status        int      // response status code
+	ContentLength int64    // valid with FlagContentLength
+	Body          BodyKind // how the body that follows is delimited
+
+	buf      []byte // buf[:size] is the whole head, leading empty lines included
+	size     int
+	start    int // first byte of the start line
+	resp     bool
+	method   span
+	uri      span
+	version  span
+	reason   span
+	host     int32 // index of the Host field, -1 if none
+	fields   []field
+	scanned  int // resume point of the end-of-head search
+	fieldsCk bool
+	err      Error
+}
+
+func (h *Head) maxSize() int {
+	if h.MaxSize > 0 {
+		return h.MaxSize
+	}
+	return DefaultMaxHead
+}
+
+func (h *Head) maxFields() int {
+	if h.MaxFields > 0 {
+		return h.MaxFields
+	}
+	return DefaultMaxFields
+}
+
+// Reset forgets the parsed message and any partial search state; limits are
+// kept. Parse* reset the Head themselves when they start on a new message,
+// so Reset is only needed to abandon a partially received head.
+func (h *Head) Reset() {
+	h.Flags, h.Method, h.Status, h.ContentLength, h.Body = 0, 0, 0, 0, BodyNone
+	h.buf, h.size, h.start, h.scanned = nil, 0, 0, 0
+	h.method, h.uri, h.version, h.reason = span{}, span{}, span{}, span{}
+	h.host = -1
+	h.fields = h.fields[:0]
+}
+
+// Len is the length of the head in bytes, leading empty lines included: the
+// body (if any) starts at this offset of the parsed buffer.
+func (h *Head) Len() int { return h.size }
+
+// Raw is the head as received, from the start line to the empty line. When
+// FlagRewrite is set it must not be sent verbatim: the parser found
+// something HAProxy would normalise (duplicate Content-Length or Host, a
+// Content-Length next to Transfer-Encoding, bare LF line ends, obs-fold,
+// extra blanks in the request line), or a field was deleted; use a
+// Rewriter to build the head to send.
+func (h *Head) Raw() []byte { return h.buf[h.start:h.size:h.size] }
+
+// Start is the offset of the start line in the parsed buffer: leading empty
+// lines before a message are skipped, as HAProxy does.
+func (h *Head) Start() int { return h.start }
+
+// IsResponse reports whether the head is a response.
+func (h *Head) IsResponse() bool { return h.resp }
+
+// MethodBytes, URI and Version return the request line's parts.
+func (h *Head) MethodBytes() []byte { return h.method.of(h.buf) }
+func (h *Head) URI() []byte         { return h.uri.of(h.buf) }
+func (h *Head) Version() []byte     { return h.version.of(h.buf) }
+
+// Reason is the response's reason phrase (may be empty).
+func (h *Head) Reason() []byte { return h.reason.of(h.buf) }
+
+// NumFields is the number of header fields, deleted ones included; use
+// Field and Deleted to walk them.
+func (h *Head) NumFields() int { return len(h.fields) }
+
+// Field returns the name and value (blanks trimmed) of field i.
+func (h *Head) Field(i int) (name, value []byte) {
+	f := &h.fields[i]
+	return f.name.of(h.buf), f.value.of(h.buf)
+}
+
+// Deleted reports whether field i was dropped by the parser (merged
+// duplicates, Content-Length beside Transfer-Encoding) or by Del.
+func (h *Head) Deleted(i int) bool { return h.fields[i].drop }
+
+// Index returns the index of the first live field named name (any case) at
+// or after from, or -1. Loop with `for i := h.Index(n, 0); i >= 0; i =
+// h.Index(n, i+1)` to see every occurrence, as hdr() and hdr_beg() need.
+func (h *Head) Index(name string, from int) int {
+	for i := from; i < len(h.fields); i++ {
+		f := &h.fields[i]
+		if !f.drop && int(f.name.n) == len(name) && eqFold(f.name.of(h.buf), name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Get returns the value of the first live field named name.
+func (h *Head) Get(name string) ([]byte, bool) {
+	i := h.Index(name, 0)
+	if i < 0 {
+		return nil, false
+	}
+	return h.fields[i].value.of(h.buf), true
+}
+
+// Value returns field i's value.
+func (h *Head) Value(i int) []byte { return h.fields[i].value.of(h.buf) }
+
+// Del marks every field named name as deleted and returns how many were
+// live. Deleting sets FlagRewrite.
+func (h *Head) Del(name string) int {
+	n := 0
+	for i := h.Index(name, 0); i >= 0; i = h.Index(name, i+1) {
+		h.fields[i].drop = true
+		n++
+	}
+	if n > 0 {
+		h.Flags |= FlagRewrite
+	}
+	return n
+}
+
+// DelField marks field i deleted.
+func (h *Head) DelField(i int) {
+	if !h.fields[i].drop {
+		h.fields[i].drop = true
+		h.Flags |= FlagRewrite
+	}
+}
+
+// Host is the Host header's value (requests), or nil.
+func (h *Head) Host() []byte {
+	if h.host < 0 || int(h.host) >= len(h.fields) || h.fields[h.host].drop {
+		return nil
+	}
+	return h.fields[h.host].value.of(h.buf)
+}
+
+// Authority returns the authority of an absolute-form request target
+// without user information ("http://u@a:8080/x" gives "a:8080"), or nil.
+func (h *Head) Authority() []byte {
+	if h.Flags&FlagAbsoluteURI == 0 {
+		return nil
+	}
+	return uriAuthority(h.URI())
+}
+
+// Path is the request target's path, without the query string. For an
+// absolute-form target it starts at the first '/' after the authority
+// ("" when there is none), like HAProxy's path fetch.
+func (h *Head) Path() []byte {
+	u := h.URI()
+	if h.Flags&FlagAbsoluteURI != 0 {
+		u = uriAfterAuthority(u)
+	}
+	if i := bytes.IndexByte(u, '?'); i >= 0 {
+		u = u[:i]
+	}
+	return u
+}
+
+// Query is the part of the target after the first '?', or nil.
+func (h *Head) Query() []byte {
+	u := h.URI()
+	if i := bytes.IndexByte(u, '?'); i >= 0 {
+		return u[i+1:]
+	}
+	return nil
+}
+
+// KeepAlive reports whether the connection may carry another message after
+// this one as far as this message is concerned: HTTP/1.1 unless
+// "Connection: close", HTTP/1.0 only with "Connection: keep-alive", never
+// when framing forces a close or the body runs until close.
+func (h *Head) KeepAlive() bool {
+	if h.Flags&FlagForceClose != 0 || h.Body == BodyUntilClose || h.Body == BodyTunnel {
+		return false
+	}
+	if h.Flags&FlagConnClose != 0 {
+		return false
+	}
+	if h.Flags&FlagVer11 != 0 {
+		return true
+	}
+	return h.Flags&FlagConnKeepAlive != 0
+}
+
+// IsInterim reports a 1xx response other than 101: it is followed by the
+// final response to the same request.
+func (h *Head) IsInterim() bool {
+	return h.resp && h.Status >= 100 && h.Status < 200 && h.Status != 101
+}
+
+// IsUpgrade reports a request asking to switch to WebSocket (Connection:
+// upgrade with Upgrade: websocket), which becomes a tunnel after a 101.
+func (h *Head) IsUpgrade() bool {
+	return h.Flags&(FlagConnUpgrade|FlagUpgradeWebSocket) == FlagConnUpgrade|FlagUpgradeWebSocket
+}
+
+// uriAuthority returns the authority of an absolute URI, without userinfo.
+func uriAuthority(u []byte) []byte {
+	i := bytes.Index(u, []byte("://"))
+	if i < 0 {
+		return nil
+	}
+	a := u[i+3:]
+	end := len(a)
+	for j, c := range a {
+		if c == '/' || c == '?' || c == '#' {
+			end = j
+			break
+		}
+	}
+	a = a[:end]
+	if at := bytes.LastIndexByte(a, '@'); at >= 0 {
+		a = a[at+1:]
+	}
+	return a
+}
+
+func uriAfterAuthority(u []byte) []byte {
+	i := bytes.Index(u, []byte("://"))
+	if i < 0 {
+		return u
+	}
+	a := u[i+3:]
+	for j, c := range a {
+		if c == '/' || c == '?' {
+			return a[j:]
+		}
+	}
+	return a[len(a):]
+}

@@ -1,0 +1,639 @@
+package http1
+
+import "bytes"
+
+// ParseRequest parses a request head at the start of buf, in place.
+//
+// It returns the head's length (the body starts at buf[n:]) once the head
+// is complete, and 0 with a nil error when more bytes are needed: call it
+// again with the same message start and more data. A parse that needs more
+// data resumes its search for the empty line where it stopped. On a
+// malformed head it returns an *Error (owned by h: valid until the next
+// parse); a head that did not end within MaxSize bytes is ErrTooLarge.
+//
+// Only framing and routing headers are interpreted. The rules are HAProxy
+// 2.6's strict ones (no option accept-invalid-http-request): see
+// docs/http.md. Obs-folds are replaced by spaces in buf itself.
+func (h *Head) ParseRequest(buf []byte) (int, error) {
+	return h.parse(buf, false, MethodOther)
+}
+
+// ParseResponse parses a response head like ParseRequest. reqMethod is the
+// method of the request being answered: HEAD responses have no body and a
+// 2xx answer to CONNECT opens a tunnel.
+func (h *Head) ParseResponse(buf []byte, reqMethod Method) (int, error) {
+	return h.parse(buf, true, reqMethod)
+}
+
+func (h *Head) parse(buf []byte, resp bool, reqMethod Method) (int, error) {
+	max := h.maxSize()
+	end, ok, err := h.findEnd(buf, max, resp)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		if len(buf) < max {
+			return 0, nil
+		}
+		// Full buffer and no end: report the first invalid byte if the
+		// partial head has one, as HAProxy does, otherwise "too large".
+		h.begin(buf, resp, reqMethod)
+		h.size = max
+		if err := h.parseHead(buf[:max], resp); err != nil && h.err.Kind != ErrTooLarge {
+			return 0, err
+		}
+		return 0, h.fail(ErrTooLarge, max)
+	}
+	h.begin(buf, resp, reqMethod)
+	h.size = end
+	if err := h.parseHead(buf[:end], resp); err != nil {
+		return 0, err
+	}
+	if err := h.finish(); err != nil {
+		return 0, err
+	}
+	return end, nil
+}
+
+func (h *Head) begin(buf []byte, resp bool, reqMethod Method) {
+	h.Reset()
+	h.buf = buf
+	h.resp = resp
+	if resp {
+		h.Method = reqMethod
+	}
+}
+
+func (h *Head) fail(k ErrorKind, off int) error {
+	h.err = Error{Kind: k, Offset: off, Response: h.resp}
+	h.scanned = 0
+	return &h.err
+}
+
+// findEnd looks for the empty line ending the head and returns the offset
+// just past it. It skips leading empty lines (HAProxy tolerates them before
+// a message) and resumes where the previous call stopped.
+func (h *Head) findEnd(buf []byte, max int, resp bool) (int, bool, error) {
+	i := h.scanned
+	if i == 0 {
+		for i < len(buf) && isCRLF(buf[i]) {
+			if buf[i] == '\r' {
+				if i+1 >= len(buf) {
+					return 0, false, nil
+				}
+				if buf[i+1] != '\n' {
+					h.resp = resp
+					return 0, false, h.fail(ErrLineEnd, i+1)
+				}
+			}
+			i++
+		}
+		if i >= len(buf) {
+			// Only empty lines so far; do not count them against the
+			// limit until a message starts.
+			return 0, false, nil
+		}
+	}
+	lim := len(buf)
+	if lim > max {
+		lim = max
+	}
+	for i < lim {
+		j := bytes.IndexByte(buf[i:lim], '\n')
+		if j < 0 {
+			i = lim
+			break
+		}
+		lf := i + j
+		if lf+1 >= len(buf) {
+			i = lf
+			break
+		}
+		if buf[lf+1] == '\n' {
+			if lf+2 <= max {
+				h.scanned = 0
+				return lf + 2, true, nil
+			}
+			i = lim
+			break
+		}
+		if buf[lf+1] == '\r' {
+			if lf+2 >= len(buf) {
+				i = lf
+				break
+			}
+			if buf[lf+2] == '\n' {
+				if lf+3 <= max {
+					h.scanned = 0
+					return lf + 3, true, nil
+				}
+				i = lim
+				break
+			}
+		}
+		i = lf + 1
+	}
+	h.scanned = i
+	return 0, false, nil
+}
+
+// parseHead parses buf, which is either a complete head (ending with the
+// empty line) or, when checking an oversized head, a prefix of one; running
+// out of bytes is then reported as ErrTooLarge.
+func (h *Head) parseHead(b []byte, resp bool) error {
+	end := len(b)
+	p := 0
+	for p < end && isCRLF(b[p]) {
+		p++
+	}
+	h.start = p
+	var err error
+	if resp {
+		p, err = h.statusLine(b, p)
+	} else {
+		p, err = h.requestLine(b, p)
+	}
+	if err != nil {
+		return err
+	}
+	maxFields := h.maxFields()
+	for {
+		if p >= end {
+			return h.fail(ErrTooLarge, end)
+		}
+		c := b[p]
+		if c == '\r' {
+			if p+1 >= end {
+				return h.fail(ErrTooLarge, end)
+			}
+			if b[p+1] != '\n' {
+				return h.fail(ErrLineEnd, p+1)
+			}
+			return nil
+		}
+		if c == '\n' {
+			h.Flags |= FlagRewrite
+			return nil
+		}
+		lineStart := p
+		for p < end && isToken(b[p]) {
+			p++
+		}
+		if p >= end {
+			return h.fail(ErrTooLarge, end)
+		}
+		if b[p] != ':' || p == lineStart {
+			return h.fail(ErrHeaderName, p)
+		}
+		nameEnd := p
+		p++
+		for p < end && isSPHT(b[p]) {
+			p++
+		}
+		v0 := p
+		var eol int
+		for {
+			j := bytes.IndexByte(b[p:end], '\n')
+			if j < 0 {
+				return h.fail(ErrTooLarge, end)
+			}
+			lf := p + j
+			eol = lf
+			if k := bytes.IndexByte(b[p:lf], '\r'); k >= 0 {
+				if p+k != lf-1 {
+					return h.fail(ErrLineEnd, p+k+1)
+				}
+				eol = lf - 1
+			} else {
+				h.Flags |= FlagRewrite
+			}
+			p = lf + 1
+			if p < end && isSPHT(b[p]) {
+				// obs-fold: HAProxy turns the line break into blanks.
+				for q := eol; q < p; q++ {
+					b[q] = ' '
+				}
+				h.Flags |= FlagRewrite
+				continue
+			}
+			break
+		}
+		ve := eol
+		for ve > v0 && isLWS(b[ve-1]) {
+			ve--
+		}
+		for v0 < ve && isLWS(b[v0]) {
+			v0++
+		}
+		if len(h.fields) >= maxFields {
+			return h.fail(ErrTooManyHeaders, lineStart)
+		}
+		h.fields = append(h.fields, field{
+			name:  span{int32(lineStart), int32(nameEnd - lineStart)},
+			value: span{int32(v0), int32(ve - v0)},
+		})
+		if err := h.interpret(len(h.fields) - 1); err != nil {
+			return err
+		}
+	}
+}
+
+func (h *Head) requestLine(b []byte, p int) (int, error) {
+	end := len(b)
+	m0 := p
+	for p < end && isToken(b[p]) {
+		p++
+	}
+	if p >= end {
+		return 0, h.fail(ErrTooLarge, end)
+	}
+	if p == m0 {
+		return 0, h.fail(ErrRequestLine, p)
+	}
+	h.method = span{int32(m0), int32(p - m0)}
+	h.Method = lookupMethod(b[m0:p])
+	if isCRLF(b[p]) {
+		// HTTP/0.9 request: refused without accept-invalid-http-request.
+		return 0, h.fail(ErrVersion, p)
+	}
+	if !isSPHT(b[p]) {
+		return 0, h.fail(ErrRequestLine, p)
+	}
+	p, ok := h.skipBlanks(b, p)
+	if !ok {
+		return 0, h.fail(ErrTooLarge, end)
+	}
+	u0 := p
+	for p < end {
+		c := b[p]
+		if c < 0x21 || c > 0x7e || c == '#' {
+			break
+		}
+		p++
+	}
+	if p >= end {
+		return 0, h.fail(ErrTooLarge, end)
+	}
+	if isCRLF(b[p]) {
+		return 0, h.fail(ErrVersion, p)
+	}
+	if !isSPHT(b[p]) {
+		return 0, h.fail(ErrRequestLine, p)
+	}
+	h.uri = span{int32(u0), int32(p - u0)}
+	if b[u0] != '/' && b[u0] != '*' && h.Method != MethodCONNECT {
+		h.Flags |= FlagAbsoluteURI
+	}
+	p, ok = h.skipBlanks(b, p)
+	if !ok {
+		return 0, h.fail(ErrTooLarge, end)
+	}
+	v0 := p
+	for p < end && isVer(b[p]) {
+		p++
+	}
+	if p >= end {
+		return 0, h.fail(ErrTooLarge, end)
+	}
+	if !isCRLF(b[p]) {
+		return 0, h.fail(ErrRequestLine, p)
+	}
+	h.version = span{int32(v0), int32(p - v0)}
+	v := b[v0:p]
+	if len(v) != 8 || string(v[:5]) != "HTTP/" || !isDigit(v[5]) || v[6] != '.' || !isDigit(v[7]) {
+		return 0, h.fail(ErrVersion, v0)
+	}
+	if v[5] > '1' || (v[5] == '1' && v[7] >= '1') {
+		h.Flags |= FlagVer11
+	}
+	return h.lineEnd(b, p)
+}
+
+func (h *Head) statusLine(b []byte, p int) (int, error) {
+	end := len(b)
+	v0 := p
+	for p < end && isVer(b[p]) {
+		p++
+	}
+	if p >= end {
+		return 0, h.fail(ErrTooLarge, end)
+	}
+	if !isSPHT(b[p]) || p == v0 {
+		return 0, h.fail(ErrStatusLine, p)
+	}
+	h.version = span{int32(v0), int32(p - v0)}
+	v := b[v0:p]
+	// HAProxy checks the shape only ("XXXX/d.d"), not the protocol name.
+	if len(v) != 8 || v[4] != '/' || !isDigit(v[5]) || v[6] != '.' || !isDigit(v[7]) {
+		return 0, h.fail(ErrVersion, v0)
+	}
+	if v[5] > '1' || (v[5] == '1' && v[7] >= '1') {
+		h.Flags |= FlagVer11
+	}
+	p, ok := h.skipBlanks(b, p)
+	if !ok {
+		return 0, h.fail(ErrTooLarge, end)
+	}
+	c0 := p
+	st := 0
+	for p < end && isDigit(b[p]) {
+		st = st*10 + int(b[p]-'0')
+		p++
+	}
+	if p >= end {
+		return 0, h.fail(ErrTooLarge, end)
+	}
+	if p-c0 != 3 || !isLWS(b[p]) {
+		return 0, h.fail(ErrStatusLine, p)
+	}
+	h.Status = st
+	if isSPHT(b[p]) {
+		p, ok = h.skipBlanks(b, p)
+		if !ok {
+			return 0, h.fail(ErrTooLarge, end)
+		}
+	}
+	r0 := p
+	for p < end && !isCRLF(b[p]) {
+		p++
+	}
+	if p >= end {
+		return 0, h.fail(ErrTooLarge, end)
+	}
+	h.reason = span{int32(r0), int32(p - r0)}
+	return h.lineEnd(b, p)
+}
+
+// skipBlanks skips the one or more blanks separating start-line parts; more
+// than one space, or a tab, is normalised when the head is rebuilt.
+func (h *Head) skipBlanks(b []byte, p int) (int, bool) {
+	if b[p] != ' ' || (p+1 < len(b) && isSPHT(b[p+1])) {
+		h.Flags |= FlagRewrite
+	}
+	for p < len(b) && isSPHT(b[p]) {
+		p++
+	}
+	return p, p < len(b)
+}
+
+// lineEnd consumes the CRLF (or bare LF) at b[p].
+func (h *Head) lineEnd(b []byte, p int) (int, error) {
+	if b[p] == '\r' {
+		if p+1 >= len(b) {
+			return 0, h.fail(ErrTooLarge, len(b))
+		}
+		if b[p+1] != '\n' {
+			return 0, h.fail(ErrLineEnd, p+1)
+		}
+		return p + 2, nil
+	}
+	h.Flags |= FlagRewrite
+	return p + 1, nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// interpret applies the framing and routing headers as HAProxy's
+// h1_headers_to_hdr_list does.
+func (h *Head) interpret(i int) error {
+	f := &h.fields[i]
+	name := f.name.of(h.buf)
+	switch len(name) {
+	case 4:
+		if !h.resp && eqFold(name, "host") {
+			return h.hostField(i)
+		}
+	case 6:
+		if !h.resp && eqFold(name, "expect") {
+			if eqFold(f.value.of(h.buf), "100-continue") {
+				h.Flags |= FlagExpect100
+			}
+		}
+	case 7:
+		if eqFold(name, "upgrade") {
+			h.Flags &^= FlagUpgradeWebSocket
+			for v, rest, ok := NextValue(f.value.of(h.buf)); ok; v, rest, ok = NextValue(rest) {
+				if eqFold(v, "websocket") {
+					h.Flags |= FlagUpgradeWebSocket
+				}
+			}
+		}
+	case 10:
+		if eqFold(name, "connection") {
+			for v, rest, ok := NextValue(f.value.of(h.buf)); ok; v, rest, ok = NextValue(rest) {
+				switch {
+				case eqFold(v, "close"):
+					h.Flags |= FlagConnClose
+				case eqFold(v, "keep-alive"):
+					h.Flags |= FlagConnKeepAlive
+				case eqFold(v, "upgrade"):
+					h.Flags |= FlagConnUpgrade
+				}
+			}
+		}
+	case 14:
+		if eqFold(name, "content-length") {
+			return h.contentLength(i)
+		}
+	case 17:
+		if eqFold(name, "transfer-encoding") {
+			return h.transferEncoding(i)
+		}
+	}
+	return nil
+}
+
+// teOther is set on the head while parsing when a coding other than
+// chunked was seen; kept in a flag bit outside the exported set.
+const flagTEOther Flags = 1 << 31
+
+func (h *Head) transferEncoding(i int) error {
+	f := &h.fields[i]
+	h.Flags |= FlagTransferEncoding
+	v := f.value.of(h.buf)
+	for e, rest, ok := NextValue(v); ok; e, rest, ok = NextValue(rest) {
+		h.Flags &^= FlagChunked
+		if eqFold(e, "chunked") {
+			if h.Flags&flagTEChunkedSeen != 0 {
+				return h.fail(ErrTransferEncoding, int(f.value.off))
+			}
+			h.Flags |= FlagChunked | flagTEChunkedSeen
+			continue
+		}
+		if !h.resp && h.Flags&flagTEChunkedSeen != 0 {
+			return h.fail(ErrTransferEncoding, int(f.value.off))
+		}
+		h.Flags |= flagTEOther
+	}
+	return nil
+}
+
+const flagTEChunkedSeen Flags = 1 << 30
+
+func (h *Head) contentLength(i int) error {
+	f := &h.fields[i]
+	v := f.value.of(h.buf)
+	off := int(f.value.off)
+	first := h.Flags&FlagContentLength == 0
+	seen := false
+	var first0, firstN int
+	for p := 0; p < len(v); {
+		if v[p] == ',' || isLWS(v[p]) {
+			p++
+			continue
+		}
+		d0 := p
+		var n int64
+		for p < len(v) && isDigit(v[p]) {
+			if n > (1<<63-1-9)/10 {
+				return h.fail(ErrContentLength, off)
+			}
+			n = n*10 + int64(v[p]-'0')
+			p++
+		}
+		if p == d0 {
+			return h.fail(ErrContentLength, off)
+		}
+		if !seen {
+			first0, firstN = d0, p-d0
+		}
+		for p < len(v) && isLWS(v[p]) {
+			p++
+		}
+		if p < len(v) && v[p] != ',' {
+			return h.fail(ErrContentLength, off)
+		}
+		if (h.Flags&FlagContentLength != 0 || seen) && n != h.ContentLength {
+			return h.fail(ErrContentLength, off)
+		}
+		h.Flags |= FlagContentLength
+		h.ContentLength = n
+		seen = true
+	}
+	if !seen {
+		// An empty value is refused (HAProxy 2.6.9 and later).
+		return h.fail(ErrContentLength, off)
+	}
+	if !first {
+		// Identical duplicate: HAProxy drops it.
+		f.drop = true
+		h.Flags |= FlagRewrite
+		return nil
+	}
+	if firstN != len(v) {
+		// "3, 3" and friends are forwarded as "3".
+		f.value = span{f.value.off + int32(first0), int32(firstN)}
+		h.Flags |= FlagRewrite
+	}
+	return nil
+}
+
+func (h *Head) hostField(i int) error {
+	f := &h.fields[i]
+	v := f.value.of(h.buf)
+	if h.host < 0 {
+		h.host = int32(i)
+		h.Flags |= FlagHost
+		if a := h.Authority(); len(a) > 0 && !eqFoldBytes(a, v) {
+			return h.fail(ErrHost, int(f.value.off))
+		}
+		return nil
+	}
+	if !eqFoldBytes(v, h.fields[h.host].value.of(h.buf)) {
+		return h.fail(ErrHost, int(f.value.off))
+	}
+	f.drop = true
+	h.Flags |= FlagRewrite
+	return nil
+}
+
+// finish applies the message-level rules once all fields are known.
+func (h *Head) finish() error {
+	eoh := h.size
+	if h.Flags&FlagTransferEncoding != 0 {
+		if h.Flags&FlagContentLength != 0 {
+			// Request smuggling guard: chunked wins, Content-Length is
+			// removed and the connection closes after the exchange.
+			h.Flags |= FlagForceClose | FlagRewrite
+			h.Flags &^= FlagContentLength
+			h.ContentLength = 0
+			for j := range h.fields {
+				if eqFold(h.fields[j].name.of(h.buf), "content-length") {
+					h.fields[j].drop = true
+				}
+			}
+		} else if h.Flags&FlagVer11 == 0 {
+			h.Flags |= FlagForceClose
+		}
+		if !h.resp && h.Flags&FlagChunked == 0 {
+			return h.fail(ErrTransferEncoding, eoh)
+		}
+	}
+	other := h.Flags&flagTEOther != 0
+	h.Flags &^= flagTEOther | flagTEChunkedSeen
+	if h.resp {
+		return h.finishResponse(other, eoh)
+	}
+	return h.finishRequest(other, eoh)
+}
+
+func (h *Head) finishRequest(teOther bool, eoh int) error {
+	if h.Method == MethodCONNECT {
+		h.Flags &^= FlagContentLength | FlagChunked
+		h.ContentLength = 0
+	}
+	hasBody := h.Flags&FlagChunked != 0 || (h.Flags&FlagContentLength != 0 && h.ContentLength > 0)
+	if h.Flags&FlagConnUpgrade != 0 && hasBody {
+		// An upgrade cannot carry a body: HAProxy drops the Upgrade header.
+		h.Flags &^= FlagConnUpgrade | FlagUpgradeWebSocket
+		h.Del("upgrade")
+	}
+	if hasBody && h.Flags&FlagVer11 == 0 &&
+		(h.Method == MethodGET || h.Method == MethodHEAD || h.Method == MethodDELETE) {
+		return h.fail(ErrPayloadForbidden, eoh)
+	}
+	if teOther {
+		return h.fail(ErrTransferCoding, eoh)
+	}
+	if h.IsUpgrade() {
+		i := h.Index("sec-websocket-key", 0)
+		if i < 0 || h.fields[i].value.n != 24 {
+			return h.fail(ErrWebSocket, eoh)
+		}
+	}
+	switch {
+	case h.Flags&FlagChunked != 0:
+		h.Body = BodyChunked
+	case h.Flags&FlagContentLength != 0 && h.ContentLength > 0:
+		h.Body = BodyLength
+	default:
+		h.Body = BodyNone
+	}
+	return nil
+}
+
+func (h *Head) finishResponse(teOther bool, eoh int) error {
+	st := h.Status
+	switch {
+	case (h.Method == MethodCONNECT && st >= 200 && st < 300) || st == 101:
+		h.Body = BodyTunnel
+	case h.Method == MethodHEAD || (st >= 100 && st < 200) || st == 204 || st == 304:
+		h.Body = BodyNone
+	case h.Flags&FlagChunked != 0:
+		h.Body = BodyChunked
+	case h.Flags&FlagContentLength != 0:
+		h.Body = BodyLength
+		if h.ContentLength == 0 {
+			h.Body = BodyNone
+		}
+	default:
+		h.Body = BodyUntilClose
+	}
+	if teOther {
+		return h.fail(ErrTransferCoding, eoh)
+	}
+	if h.IsUpgrade() && h.Index("sec-websocket-accept", 0) < 0 {
+		return h.fail(ErrWebSocket, eoh)
+	}
+	return nil
+}

@@ -1,0 +1,229 @@
+package http1
+
+import (
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+)
+
+// Rewriter builds a modified head into a scratch buffer it keeps between
+// messages, so rewriting costs no allocation once the buffer has grown.
+// Deletions are marked on the Head (Head.Del, Rewriter.Set,
+// Rewriter.SetConnection); additions are queued on the Rewriter and
+// appended after the kept fields, in order, like http-request add-header.
+//
+// A Rewriter belongs to one connection and one direction; it is not safe
+// for concurrent use. Call Reset before working on the next message.
+type Rewriter struct {
+	out    []byte
+	extra  []byte // queued "name: value\r\n" lines
+	uri    []byte // replacement request target, if any
+	setURI bool
+	vec    [2][]byte
+	bufs   net.Buffers
+
+	// SmallBody is the largest body copied behind the head so that head
+	// and body leave in one write(2); larger ones go out with writev.
+	// Zero means 4096.
+	SmallBody int
+}
+
+// Reset forgets queued additions and any replacement target.
+func (rw *Rewriter) Reset() {
+	rw.extra = rw.extra[:0]
+	rw.out = rw.out[:0]
+	rw.setURI = false
+}
+
+// Add queues a header field to append.
+func (rw *Rewriter) Add(name string, value []byte) {
+	rw.extra = append(rw.extra, name...)
+	rw.extra = append(rw.extra, ": "...)
+	rw.extra = append(rw.extra, value...)
+	rw.extra = append(rw.extra, "\r\n"...)
+}
+
+// AddString is Add for a string value.
+func (rw *Rewriter) AddString(name, value string) {
+	rw.extra = append(rw.extra, name...)
+	rw.extra = append(rw.extra, ": "...)
+	rw.extra = append(rw.extra, value...)
+	rw.extra = append(rw.extra, "\r\n"...)
+}
+
+// Set replaces every field named name by one field with value
+// (http-request set-header).
+func (rw *Rewriter) Set(h *Head, name string, value []byte) {
+	h.Del(name)
+	rw.Add(name, value)
+}
+
+// AddForwardedFor appends "<name>: <ip>" (option forwardfor; name defaults
+// to X-Forwarded-For). IPv4-mapped IPv6 addresses are written as IPv4, as
+// HAProxy does for a v4 client on a v6 socket.
+func (rw *Rewriter) AddForwardedFor(name string, ip netip.Addr) {
+	if name == "" {
+		name = "X-Forwarded-For"
+	}
+	rw.extra = append(rw.extra, name...)
+	rw.extra = append(rw.extra, ": "...)
+	rw.extra = ip.Unmap().AppendTo(rw.extra)
+	rw.extra = append(rw.extra, "\r\n"...)
+}
+
+// SetURI replaces the request target (http-request set-uri, set-path).
+func (rw *Rewriter) SetURI(uri []byte) {
+	rw.uri = append(rw.uri[:0], uri...)
+	rw.setURI = true
+}
+
+// ConnValue is the Connection token a proxy adds for its connection mode.
+type ConnValue uint8
+
+const (
+	ConnNone      ConnValue = iota // add nothing (HTTP/1.1 keep-alive default)
+	ConnClose                      // "Connection: close" (httpclose, http-server-close towards the server, closing)
+	ConnKeepAlive                  // "Connection: keep-alive" (keeping an HTTP/1.0 peer alive)
+)
+
+// SetConnection removes the close and keep-alive tokens from every
+// Connection field (other tokens, such as upgrade, stay; a field left empty
+// is deleted), then queues the Connection value for the mode. This is what
+// HAProxy's H1 layer does to every outgoing head.
+func (rw *Rewriter) SetConnection(h *Head, v ConnValue) {
+	for i := h.Index("connection", 0); i >= 0; i = h.Index("connection", i+1) {
+		f := &h.fields[i]
+		val := f.value.of(h.buf)
+		w := 0
+		changed := false
+		for e, rest, ok := NextValue(val); ok; e, rest, ok = NextValue(rest) {
+			if eqFold(e, "close") || eqFold(e, "keep-alive") {
+				changed = true
+				continue
+			}
+			if w > 0 {
+				val[w] = ','
+				val[w+1] = ' '
+				w += 2
+			}
+			w += copy(val[w:], e)
+		}
+		if w == 0 {
+			h.DelField(i)
+		} else if changed || w != len(val) {
+			f.value.n = int32(w)
+			h.Flags |= FlagRewrite
+		}
+	}
+	switch v {
+	case ConnClose:
+		rw.AddString("Connection", "close")
+	case ConnKeepAlive:
+		rw.AddString("Connection", "keep-alive")
+	}
+}
+
+// Modified reports whether Head would return anything but h.Raw().
+func (rw *Rewriter) Modified(h *Head) bool {
+	return h.Flags&FlagRewrite != 0 || len(rw.extra) > 0 || rw.setURI
+}
+
+// Head returns the head to send: h.Raw() itself when nothing changed,
+// otherwise a head rebuilt in the scratch buffer with CRLF line ends,
+// single spaces in the start line, deleted fields left out and queued
+// fields appended. The result is valid until the next call on rw.
+func (rw *Rewriter) Head(h *Head) []byte {
+	if !rw.Modified(h) {
+		return h.Raw()
+	}
+	o := rw.out[:0]
+	if h.resp {
+		o = append(o, h.Version()...)
+		o = append(o, ' ')
+		o = strconv.AppendInt(o, int64(h.Status), 10)
+		o = append(o, ' ')
+		o = append(o, h.Reason()...)
+	} else {
+		o = append(o, h.MethodBytes()...)
+		o = append(o, ' ')
+		if rw.setURI {
+			o = append(o, rw.uri...)
+		} else {
+			o = append(o, h.URI()...)
+		}
+		o = append(o, ' ')
+		o = append(o, h.Version()...)
+	}
+	o = append(o, "\r\n"...)
+	for i := range h.fields {
+		f := &h.fields[i]
+		if f.drop {
+			continue
+		}
+		o = append(o, f.name.of(h.buf)...)
+		o = append(o, ": "...)
+		o = append(o, f.value.of(h.buf)...)
+		o = append(o, "\r\n"...)
+	}
+	o = append(o, rw.extra...)
+	o = append(o, "\r\n"...)
+	rw.out = o
+	return o
+}
+
+// Buffers returns head and body as a net.Buffers kept inside rw, ready for
+// one writev (net.Buffers.WriteTo on a net.Conn); the array behind it is
+// rw's, so this costs no allocation. An event loop can hand the two slices
+// to writev(2) itself.
+func (rw *Rewriter) Buffers(head, body []byte) *net.Buffers {
+	rw.vec[0], rw.vec[1] = head, body
+	rw.bufs = rw.vec[:2]
+	if len(body) == 0 {
+		rw.bufs = rw.vec[:1]
+	}
+	return &rw.bufs
+}
+
+// WriteTo sends the (possibly rewritten) head of h followed by body with a
+// single system call: one Write of the buffer when the head is unchanged
+// and body directly follows it in the same buffer, or when body is small
+// enough to be copied behind a rebuilt head; one writev otherwise.
+func (rw *Rewriter) WriteTo(w io.Writer, h *Head, body []byte) (int64, error) {
+	head := rw.Head(h)
+	if len(body) == 0 {
+		n, err := w.Write(head)
+		return int64(n), err
+	}
+	if !rw.Modified(h) {
+		if msg, ok := h.follows(body); ok {
+			n, err := w.Write(msg)
+			return int64(n), err
+		}
+	}
+	small := rw.SmallBody
+	if small == 0 {
+		small = 4096
+	}
+	if len(body) <= small && rw.Modified(h) {
+		rw.out = append(rw.out, body...)
+		n, err := w.Write(rw.out)
+		rw.out = rw.out[:len(head)]
+		return int64(n), err
+	}
+	return rw.Buffers(head, body).WriteTo(w)
+}
+
+// follows returns the raw head and body as one slice of the parsed buffer
+// when body starts right after the head in it.
+func (h *Head) follows(body []byte) ([]byte, bool) {
+	b := h.buf
+	if cap(b) < h.size+len(body) || len(body) == 0 {
+		return nil, false
+	}
+	full := b[:h.size+len(body)]
+	if &full[h.size] != &body[0] {
+		return nil, false
+	}
+	return full[h.start:], true
+}
