@@ -43,7 +43,7 @@ func TestFormatsMatchCaptures(t *testing.T) {
 }
 
 func TestFormatDetails(t *testing.T) {
-	at := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.FixedZone("x", -(5*3600 + 30*60)))
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.FixedZone("x", -(5*3600+30*60)))
 	m := &Meta{Facility: 0, Level: LevelEmerg, Time: at}
 	if got, want := string(AppendLine(nil, FormatRFC3164, m, []byte("m\n\x00\n"), 0)), "<0>Jan  2 03:04:05 localhost m"; got != want {
 		t.Errorf("no tag: got %q want %q", got, want)

@@ -36,9 +36,11 @@ const reconnectDelay = time.Second
 // Server is a ring `server` line: a TCP syslog receiver that gets a full
 // copy of the ring through its own reader.
 type Server struct {
-	Name  string
-	Addr  string // host:port
-	Proto Proto
+	Name string
+	Addr string // host:port, or a path for "unix"
+	// Network is "tcp" (the default when empty), "tcp4", "tcp6" or "unix".
+	Network string
+	Proto   Proto
 
 	connected atomic.Bool
 	connects  atomic.Uint64 // successful connections
@@ -96,7 +98,11 @@ func (s *Server) run(ctx context.Context, r *Ring) {
 		}
 		last = time.Now()
 		d := net.Dialer{Timeout: r.TimeoutConnect}
-		conn, err := d.DialContext(ctx, "tcp", s.Addr)
+		network := s.Network
+		if network == "" {
+			network = "tcp"
+		}
+		conn, err := d.DialContext(ctx, network, s.Addr)
 		if err != nil {
 			continue
 		}
