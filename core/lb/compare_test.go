@@ -1,0 +1,281 @@
+package lb
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// req is one request of a comparison: its path and headers.
+type req struct {
+	path string
+	hdr  map[string]string
+}
+
+// step is either a CLI command applied to both HAProxy and the picker, or a
+// series of requests whose server choices must agree.
+type step struct {
+	cli  string
+	reqs []req
+}
+
+func plain(n int) step {
+	s := step{}
+	for range n {
+		s.reqs = append(s.reqs, req{path: "/"})
+	}
+	return s
+}
+
+func paths(ps ...string) step {
+	s := step{}
+	for _, p := range ps {
+		s.reqs = append(s.reqs, req{path: p})
+	}
+	return s
+}
+
+// load counts connections per server, standing for the core's counters.
+type load struct {
+	mu sync.Mutex
+	n  map[int]int
+}
+
+func newLoad() *load { return &load{n: map[int]int{}} }
+
+func (l *load) served(i int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n[i]
+}
+
+func (l *load) add(i, d int) {
+	l.mu.Lock()
+	l.n[i] += d
+	l.mu.Unlock()
+}
+
+// fromConfig builds the picker the way the core would from the same backend
+// lines and server parameters given to HAProxy.
+func fromConfig(t *testing.T, be, srv []string, served func(int) int) (Picker, Config) {
+	t.Helper()
+	c := Config{Served: served}
+	for _, l := range be {
+		f := strings.Fields(l)
+		var err error
+		switch f[0] {
+		case "balance":
+			c.Balance, err = ParseBalance(f[1:])
+		case "hash-type":
+			c.Hash, err = ParseHashType(f[1:], nil)
+		case "option":
+			c.AllBackups = f[1] == "allbackups"
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	for _, p := range srv {
+		s := Server{Weight: 1, Usable: true}
+		f := strings.Fields(p)
+		for k := 0; k < len(f); k++ {
+			switch f[k] {
+			case "weight":
+				s.Weight, _ = strconv.Atoi(f[k+1])
+				k++
+			case "backup":
+				s.Backup = true
+			case "maxconn":
+				s.MaxConn, _ = strconv.Atoi(f[k+1])
+				k++
+			}
+		}
+		c.Servers = append(c.Servers, s)
+	}
+	p, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, c
+}
+
+// keyOf computes the pick key of r as the core would.
+func keyOf(c *Config, r req) Key {
+	b := &c.Balance
+	switch b.Algo {
+	case URI:
+		return Key{Hash: c.Hash.Sum(URIKey([]byte(r.path), b)), HasHash: true}
+	case URLParam:
+		if v, ok := FindURLParam([]byte(r.path), b.Param); ok {
+			return Key{Hash: c.Hash.Sum(v), HasHash: true}
+		}
+	case Hdr:
+		v := r.hdr[b.Header]
+		if v == "" {
+			break
+		}
+		if b.DomainOnly {
+			return Key{Hash: c.Hash.Sum(HostDomain([]byte(v))), HasHash: true}
+		}
+		return Key{Hash: c.Hash.Sum([]byte(v)), HasHash: true}
+	}
+	return Key{}
+}
+
+// applyCLI mirrors a stats-socket command on the picker.
+func applyCLI(t *testing.T, p Picker, c *Config, cmd string) {
+	t.Helper()
+	f := strings.Fields(cmd)
+	idx := func(name string) int {
+		n, err := strconv.Atoi(strings.TrimPrefix(name, "be/s"))
+		if err != nil {
+			t.Fatalf("bad server %q", name)
+		}
+		return n - 1
+	}
+	var i int
+	switch {
+	case f[0] == "set" && f[1] == "weight":
+		i = idx(f[2])
+		c.Servers[i].Weight, _ = strconv.Atoi(f[3])
+	case f[0] == "disable" && f[1] == "server":
+		i = idx(f[2])
+		c.Servers[i].Usable = false
+	case f[0] == "enable" && f[1] == "server":
+		i = idx(f[2])
+		c.Servers[i].Usable = true
+	default:
+		t.Fatalf("unknown command %q", cmd)
+	}
+	if err := p.Update(i, c.Servers[i]); err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+}
+
+// compare runs steps against real HAProxy and against the picker and
+// requires the same server for every request.
+func compare(t *testing.T, be, srv []string, steps []step) {
+	t.Helper()
+	h := startHAProxy(t, be, srv)
+	ld := newLoad()
+	p, c := fromConfig(t, be, srv, ld.served)
+	var got, want strings.Builder
+	for _, s := range steps {
+		if s.cli != "" {
+			if out := h.cli(s.cli); strings.TrimSpace(out) != "" {
+				t.Fatalf("%s: %s", s.cli, out)
+			}
+			applyCLI(t, p, &c, s.cli)
+			got.WriteString("|")
+			want.WriteString("|")
+			continue
+		}
+		for _, r := range s.reqs {
+			fmt.Fprintf(&want, "%d", h.get(r.path, r.hdr)+1)
+			i := p.Pick(keyOf(&c, r), -1)
+			// The connection opens and closes before the next request.
+			if i >= 0 {
+				ld.add(i, 1)
+				p.Take(i)
+				ld.add(i, -1)
+				p.Drop(i)
+			}
+			fmt.Fprintf(&got, "%d", i+1)
+		}
+	}
+	if got.String() != want.String() {
+		t.Errorf("%v %v:\n got  %s\n want %s (HAProxy)", be, srv, got.String(), want.String())
+	}
+}
+
+func TestRoundRobinMatchesHAProxy(t *testing.T) {
+	w123 := []string{"weight 1", "weight 2", "weight 3"}
+	cases := []struct {
+		name  string
+		be    []string
+		srv   []string
+		steps []step
+	}{
+		{"w123", []string{"balance roundrobin"}, w123, []step{plain(24)}},
+		{"w511", []string{"balance roundrobin"}, []string{"weight 5", "weight 1", "weight 1"}, []step{plain(21)}},
+		{"w-mixed", []string{"balance roundrobin"}, []string{"weight 10", "weight 7", "weight 3", "weight 1"}, []step{plain(42)}},
+		{"weight-change", []string{"balance roundrobin"}, w123, []step{
+			plain(4), {cli: "set weight be/s1 5"}, plain(20),
+			{cli: "set weight be/s3 0"}, plain(12), {cli: "set weight be/s3 2"}, plain(20),
+		}},
+		{"down-up", []string{"balance roundrobin"}, w123, []step{
+			plain(5), {cli: "disable server be/s3"}, plain(7), {cli: "enable server be/s3"}, plain(18),
+		}},
+		{"backup", []string{"balance roundrobin"}, []string{"weight 1", "backup", "backup weight 3"}, []step{
+			plain(3), {cli: "disable server be/s1"}, plain(6), {cli: "disable server be/s2"}, plain(3),
+			{cli: "enable server be/s2"}, plain(3), {cli: "enable server be/s1"}, plain(2),
+		}},
+		{"allbackups", []string{"balance roundrobin", "option allbackups"}, []string{"weight 1", "backup", "backup weight 3"}, []step{
+			{cli: "disable server be/s1"}, plain(12), {cli: "set weight be/s3 1"}, plain(6),
+		}},
+		{"static-rr", []string{"balance static-rr"}, []string{"weight 2", "weight 4", "weight 6", "weight 2"}, []step{
+			plain(14), {cli: "set weight be/s2 0"}, plain(12), {cli: "set weight be/s2 4"}, plain(14),
+			{cli: "disable server be/s1"}, plain(8),
+		}},
+		{"static-rr-backups", []string{"balance static-rr"}, []string{"weight 1", "backup weight 3", "backup weight 3"}, []step{
+			{cli: "disable server be/s1"}, plain(9),
+		}},
+		{"leastconn", []string{"balance leastconn"}, w123, []step{
+			plain(9), {cli: "disable server be/s2"}, plain(4), {cli: "enable server be/s2"}, plain(6),
+		}},
+		{"first", []string{"balance first"}, []string{"", "", ""}, []step{
+			plain(3), {cli: "disable server be/s1"}, plain(3),
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { compare(t, tc.be, tc.srv, tc.steps) })
+	}
+}
+
+func TestHashingMatchesHAProxy(t *testing.T) {
+	var keys []string
+	for i := range 40 {
+		keys = append(keys, fmt.Sprintf("/dir%d/obj%d?v=%d", i%3, i*7919, i))
+	}
+	uri := paths(keys...)
+	srv := []string{"weight 1", "weight 2", "weight 3", "weight 1"}
+	for _, ht := range []string{
+		"", "map-based djb2", "map-based wt6", "map-based crc32", "map-based sdbm avalanche",
+		"consistent", "consistent sdbm", "consistent djb2", "consistent wt6 avalanche", "consistent crc32",
+	} {
+		be := []string{"balance uri"}
+		if ht != "" {
+			be = append(be, "hash-type "+ht)
+		}
+		t.Run("uri "+ht, func(t *testing.T) {
+			compare(t, be, srv, []step{uri, {cli: "set weight be/s2 0"}, uri})
+		})
+	}
+	t.Run("uri options", func(t *testing.T) {
+		compare(t, []string{"balance uri whole len 12 depth 2"}, srv, []step{uri})
+	})
+	t.Run("url_param", func(t *testing.T) {
+		var ps []string
+		for i := range 30 {
+			ps = append(ps, fmt.Sprintf("/x?a=1&user=u%d&b=2", i*31))
+		}
+		ps = append(ps, "/nouser", "/nouser?a=1", "/x?user=")
+		compare(t, []string{"balance url_param user", "hash-type consistent"}, srv, []step{paths(ps...)})
+		compare(t, []string{"balance url_param user"}, srv, []step{paths(ps...)})
+	})
+	t.Run("hdr", func(t *testing.T) {
+		var st step
+		for i := range 30 {
+			st.reqs = append(st.reqs, req{path: "/", hdr: map[string]string{"X-Key": fmt.Sprintf("k%d", i*17)}})
+		}
+		st.reqs = append(st.reqs, req{path: "/"}, req{path: "/"})
+		compare(t, []string{"balance hdr(X-Key)", "hash-type consistent wt6"}, srv, []step{st})
+		var hosts step
+		for i := range 20 {
+			hosts.reqs = append(hosts.reqs, req{path: "/", hdr: map[string]string{"Host": fmt.Sprintf("www.site%d.example", i)}})
+		}
+		compare(t, []string{"balance hdr(Host) use_domain_only"}, srv, []step{hosts})
+	})
+}
