@@ -297,11 +297,13 @@ func parseArgList(s string, i, nargs int) (args []string, end, argn int, msg str
 	if !empty {
 		i++
 	}
+	// Without parentheses there is still one empty argument, as HAProxy
+	// reads it: "defined" alone is defined("").
 	pos := 0
-	for !empty && pos < nargs {
+	for pos < nargs {
 		var squote, dquote bool
 		var out []byte
-		for i < len(s) && len(out) < argBufLimit {
+		for !empty && i < len(s) && len(out) < argBufLimit {
 			c := s[i]
 			if c == '"' && !squote {
 				dquote = !dquote
@@ -342,12 +344,12 @@ func parseArgList(s string, i, nargs int) (args []string, end, argn int, msg str
 			out = append(out, c)
 			i++
 		}
-		if i < len(s) && s[i] != ',' && s[i] != ')' {
+		if !empty && i < len(s) && s[i] != ',' && s[i] != ')' {
 			return nil, i, pos, fmt.Sprintf("too small buffer size to store decoded argument %d, increase bufsize ?", pos+1)
 		}
 		args = append(args, string(out))
 		pos++
-		if i >= len(s) || s[i] == ')' || pos >= nargs {
+		if empty || i >= len(s) || s[i] == ')' || pos >= nargs {
 			break
 		}
 		i++ // the comma

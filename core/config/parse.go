@@ -651,18 +651,19 @@ func (p *parser) openSection(fs *fileState, words []string) {
 		if arg(2) == "from" && arg(3) != "" {
 			s.From = arg(3)
 		}
+		// HAProxy points a frontend or listen section with more words to
+		// 'bind'; for a backend it ignores them silently, goha names them.
+		hasFE := kind != "backend"
 		switch {
 		case arg(2) != "" && s.From == "":
-			// HAProxy only complains here for a frontend; goha names the
-			// word for the others rather than ignoring the rest silently.
-			if kind == "frontend" {
+			if hasFE {
 				p.report(fs, diag.Alert, false, "please use the 'bind' keyword for listening addresses.")
 			} else {
 				p.report(fs, diag.Alert, false, "'%s' cannot handle unexpected argument '%s'.", kind, arg(2))
 			}
 		case arg(4) != "":
 			p.report(fs, diag.Alert, false, "'%s' cannot handle unexpected argument '%s'.", kind, arg(4))
-			if kind == "frontend" {
+			if hasFE {
 				p.report(fs, diag.Alert, false, "please use the 'bind' keyword for listening addresses.")
 			}
 		}

@@ -282,25 +282,20 @@ func byteAt(b []byte, i int) byte {
 // bytes become '?', and a line too wide to show around pos is cut to width
 // columns with "..." marks. It returns the text and pos's column in it.
 func sanitizeForPrinting(line []byte, pos, width int) (string, int) {
-	src := line
-	for i, c := range src {
-		if c == 0 {
-			src = src[:i]
-			break
-		}
-	}
 	var b []byte
 	in := 0
 	limit := width
 	shift := 0
 	if pos >= width {
+		// HAProxy jumps ahead in the buffer, possibly past a NUL its
+		// parser left, and reads on from there.
 		shift = pos - width/2
 		in = shift + 3
 		limit = width - 3
 		b = append(b, "..."...)
 	}
-	for len(b) < limit && in < len(src) {
-		c := src[in]
+	for len(b) < limit && in < len(line) && line[in] != 0 {
+		c := line[in]
 		switch {
 		case isSpace(c):
 			b = append(b, ' ')
