@@ -78,9 +78,9 @@ func Dial(opts Options) (*Conn, error) {
 // handshake sends "prompt" and checks the answer byte by byte: anything but
 // an empty reply followed by the prompt means the peer is something else.
 func (c *Conn) handshake() error {
-	if err := c.send("prompt\n"); err != nil {
-		return err
-	}
+	// A peer that talks first and hangs up makes this write fail; what it
+	// said is still worth reading for the error message.
+	sendErr := c.send("prompt\n")
 	want := "\n" + prompt
 	var got []byte
 	for len(got) < len(want) {
@@ -95,6 +95,9 @@ func (c *Conn) handshake() error {
 		if err != nil {
 			if isTimeout(err) {
 				return fmt.Errorf("%w: %s did not answer \"prompt\" within %v", ErrNotStatsSocket, c.opts.Addr, c.opts.timeout())
+			}
+			if sendErr != nil {
+				err = sendErr
 			}
 			return fmt.Errorf("%w: %s closed the connection during the greeting: %v", ErrNotStatsSocket, c.opts.Addr, unwrapOp(err))
 		}
@@ -182,7 +185,9 @@ func (c *Conn) readReply() ([]byte, error) {
 // waiting: a server restarted, or one whose idle timeout expired, has closed
 // it, and a command sent now would be lost.
 func (c *Conn) Alive() bool {
-	if err := c.c.SetReadDeadline(time.Now()); err != nil {
+	// An expired deadline would fail the read before it looks at the
+	// socket; a short one lets it see a pending end of stream.
+	if err := c.c.SetReadDeadline(time.Now().Add(time.Millisecond)); err != nil {
 		return false
 	}
 	n, err := c.c.Read(c.buf[:1])

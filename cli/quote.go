@@ -115,12 +115,12 @@ func EncodeWords(words []string) (string, error) {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		for _, r := range w {
-			switch r {
+		for i := 0; i < len(w); i++ {
+			switch w[i] {
 			case '\\', ' ', '\t', ';':
 				b.WriteByte('\\')
 			}
-			b.WriteRune(r)
+			b.WriteByte(w[i])
 		}
 	}
 	return b.String(), nil
@@ -132,21 +132,22 @@ func DecodeWords(s string) []string {
 	var words []string
 	var b strings.Builder
 	inWord, escaped := false, false
-	for _, r := range s {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
 		case escaped:
-			b.WriteRune(r)
+			b.WriteByte(c)
 			escaped = false
-		case r == '\\':
+		case c == '\\':
 			escaped, inWord = true, true
-		case r == ' ' || r == '\t':
+		case c == ' ' || c == '\t':
 			if inWord {
 				words = append(words, b.String())
 				b.Reset()
 				inWord = false
 			}
 		default:
-			b.WriteRune(r)
+			b.WriteByte(c)
 			inWord = true
 		}
 	}
