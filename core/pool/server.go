@@ -199,10 +199,19 @@ func (s *Server[C]) getOwn(thread int, wantSafe bool) *Entry[C] {
 		if e == nil || s.usable(e) {
 			if e != nil {
 				// HAProxy also moves the rotating start after a local hit.
-				s.nextTakeover.Store(int32(s.next(thread)))
+				s.setNextTakeover(s.next(thread))
 			}
 			return e
 		}
+	}
+}
+
+// setNextTakeover stores the scan start, skipping the write when it is
+// unchanged: every local hit lands here, and a write would pull the
+// counters' cache line away from the other threads for nothing.
+func (s *Server[C]) setNextTakeover(i int) {
+	if s.nextTakeover.Load() != int32(i) {
+		s.nextTakeover.Store(int32(i))
 	}
 }
 
@@ -239,7 +248,7 @@ func (s *Server[C]) takeover(thread int, wantSafe, fdShort bool) *Entry[C] {
 				if !s.usable(e) {
 					continue // look at the same sibling again
 				}
-				s.nextTakeover.Store(int32(s.next(i)))
+				s.setNextTakeover(s.next(i))
 				p.takeover[thread].v.Add(1)
 				return e
 			}
