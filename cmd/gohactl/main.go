@@ -102,4 +102,3 @@ func parseSize(s string) (int, error) {
 	}
 	return n * mult, nil
 }
-

@@ -1,0 +1,316 @@
+// Package gohactl drives the gohactl binary against a real HAProxy 2.6: one
+// command at a time, as a script on standard input, and as an interactive
+// shell in a tmux pseudo-terminal. It also points gohactl at peers that are
+// not stats sockets. Tests skip when haproxy or tmux is missing.
+package gohactl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var gohactlBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gohactl-regtest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	gohactlBin = filepath.Join(dir, "gohactl")
+	build := exec.Command("go", "build", "-o", gohactlBin, "goha/cmd/gohactl")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building gohactl:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// haproxy is one HAProxy process started by a test.
+type haproxy struct {
+	t    *testing.T
+	dir  string
+	cfg  string
+	sock string
+	mapf string
+	cmd  *exec.Cmd
+	log  bytes.Buffer
+}
+
+func haproxyPath(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("HAPROXY_PROGRAM"), "/usr/sbin/haproxy"} {
+		if p != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	p, err := exec.LookPath("haproxy")
+	if err != nil {
+		t.Skip("haproxy not installed")
+	}
+	return p
+}
+
+// freePort finds a TCP port below the ephemeral range, so that outgoing
+// connections of other programs cannot be holding it.
+func freePort(t *testing.T) int {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		p := 20000 + rand.Intn(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err == nil {
+			l.Close()
+			return p
+		}
+	}
+	t.Fatal("no free port")
+	return 0
+}
+
+// startHAProxy writes a configuration with an admin stats socket in a
+// temporary directory, a frontend on a free port using a map, and two
+// backends: web (s1, s2) and api (a1).
+func startHAProxy(t *testing.T) *haproxy {
+	t.Helper()
+	bin := haproxyPath(t)
+	dir := t.TempDir()
+	h := &haproxy{t: t, dir: dir, sock: filepath.Join(dir, "s"), mapf: filepath.Join(dir, "m.map")}
+	h.cfg = filepath.Join(dir, "haproxy.cfg")
+	cfg := fmt.Sprintf(`global
+    stats socket %s level admin
+    stats timeout 1m
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind 127.0.0.1:%d
+    http-request set-var(txn.m) req.hdr(host),map(%s)
+    default_backend web
+backend web
+    server s1 127.0.0.1:1
+    server s2 127.0.0.1:1
+backend api
+    server a1 127.0.0.1:1
+`, h.sock, freePort(t), h.mapf)
+	if err := os.WriteFile(h.cfg, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.mapf, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.start(bin)
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *haproxy) start(bin string) {
+	h.t.Helper()
+	os.Remove(h.sock)
+	h.cmd = exec.Command(bin, "-db", "-f", h.cfg)
+	h.cmd.Stdout, h.cmd.Stderr = &h.log, &h.log
+	if err := h.cmd.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	eventually(h.t, 5*time.Second, "haproxy's stats socket", func() bool {
+		c, err := net.Dial("unix", h.sock)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	})
+}
+
+func (h *haproxy) stop() {
+	if h.cmd == nil || h.cmd.Process == nil {
+		return
+	}
+	h.cmd.Process.Kill()
+	h.cmd.Wait()
+	h.cmd = nil
+}
+
+func (h *haproxy) restart() {
+	h.t.Helper()
+	bin := h.cmd.Path
+	h.stop()
+	h.start(bin)
+}
+
+// eventually polls cond every 20ms until it holds or the time is up.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// gohactl runs the binary with a clean environment rooted in home.
+func gohactl(t *testing.T, home string, stdin string, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gohactlBin, args...)
+	cmd.Env = append([]string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "PATH=/usr/bin:/bin"}, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("gohactl %q hung", args)
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// pane is a tmux session, on a tmux server private to the test process,
+// running one command in a 200x50 pseudo-terminal.
+type pane struct {
+	t    *testing.T
+	name string
+}
+
+var tmuxServer = fmt.Sprintf("gohactl-regtest-%d", os.Getpid())
+var paneSeq atomic.Int32
+
+func tmux(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-L", tmuxServer}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+func newPane(t *testing.T, home string, args ...string) *pane {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	p := &pane{t: t, name: fmt.Sprintf("gohactl%d", paneSeq.Add(1))}
+	cmdline := []string{"env", "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "TERM=xterm", gohactlBin}
+	for _, a := range args {
+		cmdline = append(cmdline, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	for i := range cmdline[:4] {
+		cmdline[i] = "'" + cmdline[i] + "'"
+	}
+	if out, err := tmux("new-session", "-d", "-s", p.name, "-x", "200", "-y", "50", strings.Join(cmdline, " ")); err != nil {
+		t.Fatalf("tmux new-session: %v: %s", err, out)
+	}
+	t.Cleanup(func() { tmux("kill-session", "-t", p.name) })
+	p.waitFor("gohactl> ")
+	return p
+}
+
+// typeText sends literal text; keys sends tmux key names (Tab, Enter, C-c).
+func (p *pane) typeText(s string) {
+	p.t.Helper()
+	if out, err := tmux("send-keys", "-t", p.name, "-l", s); err != nil {
+		p.t.Fatalf("send-keys: %v: %s", err, out)
+	}
+}
+
+func (p *pane) keys(k ...string) {
+	p.t.Helper()
+	if out, err := tmux(append([]string{"send-keys", "-t", p.name}, k...)...); err != nil {
+		p.t.Fatalf("send-keys: %v: %s", err, out)
+	}
+}
+
+func (p *pane) capture(escapes bool) string {
+	args := []string{"capture-pane", "-p", "-t", p.name}
+	if escapes {
+		args = append(args, "-e")
+	}
+	out, _ := tmux(args...)
+	return out
+}
+
+// waitFor waits until the screen contains s, and returns the screen.
+func (p *pane) waitFor(s string) string {
+	p.t.Helper()
+	var screen string
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		screen = p.capture(false)
+		if strings.Contains(screen, s) {
+			return screen
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("screen never showed %q; it shows:\n%s", s, screen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// run types a command line and Enter, waits for the next prompt, and
+// returns what was printed between the two.
+func (p *pane) run(line string) string {
+	p.t.Helper()
+	p.typeText(line)
+	p.keys("Enter")
+	return p.output(line)
+}
+
+// output waits for the reply to the command line shown after the last
+// prompt and returns it.
+func (p *pane) output(line string) string {
+	p.t.Helper()
+	var out string
+	eventually(p.t, 5*time.Second, "the prompt after "+line, func() bool {
+		screen := p.capture(false)
+		i := strings.LastIndex(screen, "gohactl> "+line+"\n")
+		if i < 0 {
+			return false
+		}
+		rest := screen[i+len("gohactl> "+line+"\n"):]
+		j := strings.LastIndex(rest, "gohactl> ")
+		if j < 0 {
+			return false
+		}
+		out = rest[:j]
+		return true
+	})
+	return out
+}
+
+// clear empties the screen and scrollback so that later captures start fresh.
+func (p *pane) clear() {
+	tmux("clear-history", "-t", p.name)
+	p.keys("C-l")
+	time.Sleep(50 * time.Millisecond)
+}
+
+func (p *pane) alive() bool {
+	_, err := tmux("has-session", "-t", p.name)
+	return err == nil
+}
