@@ -238,7 +238,7 @@ func splitCall(s string) (string, []string, error) {
 		return "", nil, err
 	}
 	for k := range parts {
-		parts[k] = unquote(strings.TrimSpace(parts[k]))
+		parts[k] = unquote(strings.Trim(parts[k], " \t"))
 	}
 	return s[:i], parts, nil
 }
