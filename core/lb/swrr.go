@@ -31,8 +31,18 @@ func (s *swrr) Drop(int)      {}
 func (s *swrr) Pick(_ Key, avoid int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i := s.pickGroup(false, avoid); i >= 0 {
-		return i
+	for i := range s.ss.list {
+		if !s.ss.list[i].Backup && s.ss.usable(i) {
+			return s.pickGroup(false, avoid)
+		}
+	}
+	if !s.ss.allBackups {
+		for i := range s.ss.list {
+			if s.ss.list[i].Backup && s.ss.usable(i) {
+				return i
+			}
+		}
+		return -1
 	}
 	return s.pickGroup(true, avoid)
 }
