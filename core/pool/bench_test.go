@@ -39,6 +39,7 @@ func BenchmarkTakeover(b *testing.B) {
 			{"low=0/zero", 0, ScanFromZero},
 			{"low=8/rr", 8, ScanRoundRobin},
 			{"low=8/zero", 8, ScanFromZero},
+			{"low=16/rr", 16, ScanRoundRobin},
 		} {
 			b.Run(fmt.Sprintf("servers=%d/%s", servers, c.name), func(b *testing.B) {
 				benchTakeover(b, 4, servers, 400, c.low, c.scan)
