@@ -87,9 +87,9 @@ func (c *Conn) handshake() error {
 		if err := c.c.SetReadDeadline(time.Now().Add(c.opts.timeout())); err != nil {
 			return err
 		}
-		n, err := c.c.Read(c.buf[:len(want)-len(got)])
+		n, err := c.c.Read(c.buf[:64])
 		got = append(got, c.buf[:n]...)
-		if !strings.HasPrefix(want, string(got)) {
+		if len(got) > len(want) || !strings.HasPrefix(want, string(got)) {
 			return fmt.Errorf("%w: %s answered %s to \"prompt\"", ErrNotStatsSocket, c.opts.Addr, quoteStart(got))
 		}
 		if err != nil {

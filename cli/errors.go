@@ -1,6 +1,9 @@
 package cli
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Sentinels callers test with errors.Is; the wrapping error carries the detail.
 var (
@@ -20,3 +23,9 @@ var (
 	// ErrSyntax: the command line could not be split into words.
 	ErrSyntax = errors.New("cli: syntax error")
 )
+
+// Message renders an error for the operator: "gohactl: " and the error
+// without this package's own prefix.
+func Message(err error) string {
+	return "gohactl: " + strings.TrimPrefix(err.Error(), "cli: ")
+}

@@ -66,7 +66,7 @@ func readPayload(next func() (string, bool)) []string {
 func RunArgs(s *Session, args []string, std IO) int {
 	cmds, err := commandFromArgs(args)
 	if err != nil {
-		fmt.Fprintf(std.Err, "gohactl: %v\n", err)
+		fmt.Fprintf(std.Err, "%s\n", Message(err))
 		return ExitUsage
 	}
 	sc := bufio.NewScanner(std.In)
@@ -117,7 +117,7 @@ func RunScript(s *Session, r io.Reader, out, errOut io.Writer) int {
 		}
 		cmds, err := ParseLine(l)
 		if err != nil {
-			fmt.Fprintf(errOut, "gohactl: %v\n", err)
+			fmt.Fprintf(errOut, "%s\n", Message(err))
 			status = max(status, ExitUsage)
 			continue
 		}

@@ -141,7 +141,7 @@ func changesNames(cmd string) bool {
 func (s *Session) Run(cmd Command, payload []string, out, errOut io.Writer) int {
 	line, err := EncodeWords(cmd.Words)
 	if err != nil {
-		fmt.Fprintf(errOut, "gohactl: %v\n", err)
+		fmt.Fprintf(errOut, "%s\n", Message(err))
 		return ExitUsage
 	}
 	text, code := s.runText(line, payload, cmd.Stages)
@@ -157,14 +157,14 @@ func (s *Session) Run(cmd Command, payload []string, out, errOut io.Writer) int 
 func (s *Session) runText(line string, payload []string, stages [][]string) (string, int) {
 	r, err := s.Exec(line, payload)
 	if err != nil {
-		return fmt.Sprintf("gohactl: %v\n", err), ExitTransport
+		return Message(err) + "\n", ExitTransport
 	}
 	if r.IsError() {
 		return r.Text, ExitReplyErr
 	}
 	text, err := ApplyStages(r.Text, stages)
 	if err != nil {
-		return fmt.Sprintf("gohactl: %v\n", err), ExitUsage
+		return Message(err) + "\n", ExitUsage
 	}
 	return text, ExitOK
 }

@@ -42,7 +42,7 @@ const localHelp = `gohactl commands:
 // status: that of the last command.
 func RunShell(s *Session, outFd int, out io.Writer) int {
 	if err := s.Connect(); err != nil {
-		fmt.Fprintf(out, "gohactl: %v\n", err)
+		fmt.Fprintf(out, "%s\n", Message(err))
 		return ExitTransport
 	}
 	defer s.Close()
@@ -59,7 +59,7 @@ func RunShell(s *Session, outFd int, out io.Writer) int {
 			f.Close()
 		}
 	} else {
-		fmt.Fprintf(out, "gohactl: %v\n", herr)
+		fmt.Fprintf(out, "%s\n", Message(herr))
 	}
 	saveHistory := func() {
 		if hist == "" {
@@ -111,7 +111,7 @@ func RunShell(s *Session, outFd int, out io.Writer) int {
 			if err == io.EOF {
 				fmt.Fprintln(out)
 			} else {
-				fmt.Fprintf(out, "gohactl: %v\n", err)
+				fmt.Fprintf(out, "%s\n", Message(err))
 			}
 			return status
 		}
@@ -122,7 +122,7 @@ func RunShell(s *Session, outFd int, out io.Writer) int {
 		saveHistory()
 		cmds, err := ParseLine(l)
 		if err != nil {
-			fmt.Fprintf(out, "gohactl: %v\n", err)
+			fmt.Fprintf(out, "%s\n", Message(err))
 			status = ExitUsage
 			continue
 		}

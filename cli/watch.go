@@ -43,12 +43,12 @@ func (s *Session) Watch(args []string, stages [][]string, inFd, outFd int, out i
 	}
 	every, err := ParseInterval(args[0])
 	if err != nil {
-		fmt.Fprintf(out, "gohactl: %v\n", err)
+		fmt.Fprintf(out, "%s\n", Message(err))
 		return ExitUsage
 	}
 	line, err := EncodeWords(args[1:])
 	if err != nil {
-		fmt.Fprintf(out, "gohactl: %v\n", err)
+		fmt.Fprintf(out, "%s\n", Message(err))
 		return ExitUsage
 	}
 	restore, err := keyMode(inFd)

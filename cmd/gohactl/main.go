@@ -53,7 +53,7 @@ error, 3 connection or protocol failure.
 	}
 	addr, err := resolveSocket(*sock, *cfg)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "gohactl: %v\n", err)
+		fmt.Fprintln(os.Stderr, cli.Message(err))
 		return cli.ExitUsage
 	}
 	s := cli.NewSession(cli.Options{Addr: addr, Timeout: *timeout, MaxReply: limit})
