@@ -166,7 +166,7 @@ func NewReply(raw []byte) (*Reply, error) {
 	var head []byte
 	head = append(head, h.Version()...)
 	head = append(head, ' ')
-	head = strconv.AppendInt(head, int64(st), 10)
+	head = append(head, h.StatusBytes()...)
 	head = append(head, ' ')
 	head = append(head, h.Reason()...)
 	head = append(head, "\r\n"...)

@@ -144,6 +144,7 @@ type Head struct {
 	uri      span
 	version  span
 	reason   span
+	code     span
 	host     int32 // index of the Host field, -1 if none
 	fields   []field
 	scanned  int // resume point of the end-of-head search
@@ -171,7 +172,7 @@ func (h *Head) maxFields() int {
 func (h *Head) Reset() {
 	h.Flags, h.Method, h.Status, h.ContentLength, h.Body = 0, 0, 0, 0, BodyNone
 	h.buf, h.size, h.start, h.scanned = nil, 0, 0, 0
-	h.method, h.uri, h.version, h.reason = span{}, span{}, span{}, span{}
+	h.method, h.uri, h.version, h.reason, h.code = span{}, span{}, span{}, span{}, span{}
 	h.host = -1
 	h.fields = h.fields[:0]
 }
@@ -199,6 +200,9 @@ func (h *Head) IsResponse() bool { return h.resp }
 func (h *Head) MethodBytes() []byte { return h.method.of(h.buf) }
 func (h *Head) URI() []byte         { return h.uri.of(h.buf) }
 func (h *Head) Version() []byte     { return h.version.of(h.buf) }
+
+// StatusBytes is the response's status code as received (three digits).
+func (h *Head) StatusBytes() []byte { return h.code.of(h.buf) }
 
 // Reason is the response's reason phrase (may be empty).
 func (h *Head) Reason() []byte { return h.reason.of(h.buf) }

@@ -347,6 +347,7 @@ func (h *Head) statusLine(b []byte, p int) (int, error) {
 		return 0, h.fail(ErrStatusLine, p)
 	}
 	h.Status = st
+	h.code = span{int32(c0), 3}
 	if isSPHT(b[p]) {
 		p, ok = h.skipBlanks(b, p)
 		if !ok {

@@ -4,7 +4,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"strconv"
 )
 
 // Rewriter builds a modified head into a scratch buffer it keeps between
@@ -141,7 +140,7 @@ func (rw *Rewriter) Head(h *Head) []byte {
 	if h.resp {
 		o = append(o, h.Version()...)
 		o = append(o, ' ')
-		o = strconv.AppendInt(o, int64(h.Status), 10)
+		o = append(o, h.StatusBytes()...)
 		o = append(o, ' ')
 		o = append(o, h.Reason()...)
 	} else {
