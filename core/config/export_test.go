@@ -1,0 +1,5 @@
+package config
+
+import "net"
+
+func listenUnix(path string) (net.Listener, error) { return net.Listen("unix", path) }
