@@ -18,6 +18,9 @@ type Config struct {
 	// Sections that a feature handles on its own (ring, log-forward, peers,
 	// resolvers, userlist, ...), in order.
 	Sections []*config.Section
+	// ParseAlerts counts the alerts raised while reading sections, before
+	// validation (HAProxy then says "Error(s) found in configuration file").
+	ParseAlerts int
 }
 
 // FindProxy returns the proxy named name with one of the capabilities in
@@ -29,6 +32,20 @@ func (c *Config) FindProxy(name string, cap Cap) *Proxy {
 		}
 	}
 	return nil
+}
+
+// HasListener says whether anything would listen: a bind of an enabled
+// frontend or a stats socket.
+func (c *Config) HasListener() bool {
+	if len(c.Global.StatsSockets) > 0 {
+		return true
+	}
+	for _, p := range c.Proxies {
+		if p.IsFrontend() && !p.Disabled && len(p.Binds) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // FindProxyID returns the proxy whose id is id.
@@ -88,6 +105,7 @@ func Build(sections []config.Section, d *diag.Collector) *Config {
 			b.cfg.Sections = append(b.cfg.Sections, s)
 		}
 	}
+	b.cfg.ParseAlerts = d.Count(diag.Alert)
 	b.validate()
 	for _, fn := range postChecks {
 		fn(b)
@@ -219,7 +237,7 @@ func (b *builder) validate() {
 	}
 	for _, p := range b.cfg.Proxies {
 		if p.IsFrontend() && len(p.Binds) == 0 && !p.Disabled {
-			b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Proxy '%s' has no 'bind' directive. Please declare it as a backend if this was intended.", p.Name)})
+			b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("%s '%s' has no 'bind' directive. Please declare it as a backend if this was intended.", capName(p.Cap), p.Name)})
 		}
 		if p.DefaultBackend != "" {
 			be := b.cfg.FindProxy(p.DefaultBackend, CapBE)
@@ -227,19 +245,20 @@ func (b *builder) validate() {
 				b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Proxy '%s': unable to find required default_backend: '%s'.", p.Name, p.DefaultBackend)})
 			} else {
 				p.DefBE = be
-				b.checkModes(p, be)
+				b.checkModes(p, be, "as its default backend")
 			}
 		}
 		for _, ub := range p.UseBackends {
 			be := b.cfg.FindProxy(ub.Name, CapBE)
 			if be == nil {
-				b.d.Add(diag.Diag{Sev: diag.Alert, Pos: ub.Pos, Msg: fmt.Sprintf("Proxy '%s': unable to find required use_backend: '%s'.", p.Name, ub.Name)})
+				b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Proxy '%s': unable to find required use_backend: '%s'.", p.Name, ub.Name)})
 				continue
 			}
 			ub.Target = be
-			b.checkModes(p, be)
+			b.checkModes(p, be, "in a 'use_backend' rule")
 		}
 		b.numberServers(p)
+		b.checkTimeouts(p)
 	}
 	for _, p := range b.cfg.Proxies {
 		for _, s := range p.Servers {
@@ -250,10 +269,10 @@ func (b *builder) validate() {
 	}
 }
 
-func (b *builder) checkModes(fe, be *Proxy) {
+func (b *builder) checkModes(fe, be *Proxy, how string) {
 	if fe.Mode == ModeHTTP && be.Mode == ModeTCP {
-		b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("%s %s '%s' (%s) tries to use incompatible %s %s '%s' (%s) in a 'use_backend' rule (see 'mode').",
-			fe.Mode, capName(fe.Cap), fe.Name, fe.Pos, be.Mode, capName(be.Cap), be.Name, be.Pos)})
+		b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("%s %s '%s' (%s) tries to use incompatible %s %s '%s' (%s) %s (see 'mode').",
+			fe.Mode, capName(fe.Cap), fe.Name, fe.Pos, be.Mode, capName(be.Cap), be.Name, be.Pos, how)})
 	}
 }
 
@@ -311,3 +330,20 @@ func indexByte(s string, c byte) int {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// checkTimeouts warns, as HAProxy does, about proxies missing the timeouts
+// that bound a connection's life.
+func (b *builder) checkTimeouts(p *Proxy) {
+	if p.Disabled {
+		return
+	}
+	t := p.Timeouts
+	missing := (p.IsFrontend() && t.Client == 0) || (p.IsBackend() && (t.Connect == 0 || t.Server == 0))
+	if !missing {
+		return
+	}
+	b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("missing timeouts for %s '%s'.\n"+
+		"   | While not properly invalid, you will certainly encounter various problems\n"+
+		"   | with such a configuration. To fix this, please ensure that all following\n"+
+		"   | timeouts are set to a non-zero value: 'client', 'connect', 'server'.", capName(p.Cap), p.Name)})
+}

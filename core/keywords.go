@@ -80,7 +80,7 @@ func keywordNames(scope int) []string {
 
 // SuggestFunc picks the closest candidate to a misspelled word, or "".
 // core/diag provides HAProxy's word-fingerprint matcher.
-var SuggestFunc = func(word string, candidates []string) string { return "" }
+var SuggestFunc = diag.BestMatch
 
 func sectionScope(p *Proxy) int {
 	if p == nil {
@@ -267,4 +267,17 @@ func ParseSize(s string) (int, error) {
 		return 0, fmt.Errorf("invalid size '%s'", s)
 	}
 	return v * mult, nil
+}
+
+// timeErr words a bad time value as HAProxy does.
+func timeErr(kw, arg string, err error) error {
+	for i := 0; i < len(arg); i++ {
+		if arg[i] < '0' || arg[i] > '9' {
+			if i > 0 {
+				return errf("unexpected character '%c' in '%s'", arg[i], kw)
+			}
+			break
+		}
+	}
+	return errf("'%s' %v", kw, err)
 }

@@ -44,7 +44,7 @@ func setTime(dst func(c *kwCtx) *time.Duration, unit time.Duration) func(c *kwCt
 		}
 		d, err := ParseTime(args[0], unit)
 		if err != nil {
-			return errf("'%s': %v.", c.kw, err)
+			return timeErr(c.kw, args[0], err)
 		}
 		*dst(c) = d
 		return nil

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"goha/core/lb"
 	"os"
 	"strconv"
 	"strings"
@@ -32,7 +33,7 @@ func parseTimeout(c *kwCtx, args []string) error {
 	}
 	d, err := ParseTime(args[0], time.Millisecond)
 	if err != nil {
-		return errf("'timeout %s' %v", name, err)
+		return timeErr(c.kw, args[0], err)
 	}
 	t := &c.p.Timeouts
 	switch name {
@@ -141,14 +142,14 @@ var proxyKeywords = []Keyword{
 		if len(args) < 1 {
 			return errf("'http-request' expects an action.")
 		}
-		c.p.HTTPReqRules = append(c.p.HTTPReqRules, append([]string{c.pos.String()}, args...))
+		c.p.HTTPReqRules = append(c.p.HTTPReqRules, LineDef{c.pos, args})
 		return nil
 	}},
 	{Name: "http-response", Scope: scopeFE | scopeBE, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'http-response' expects an action.")
 		}
-		c.p.HTTPRespRules = append(c.p.HTTPRespRules, append([]string{c.pos.String()}, args...))
+		c.p.HTTPRespRules = append(c.p.HTTPRespRules, LineDef{c.pos, args})
 		return nil
 	}},
 	{Name: "tcp-request", Scope: scopeFE | scopeBE, Unimplemented: true},
@@ -156,18 +157,15 @@ var proxyKeywords = []Keyword{
 	{Name: "server", Scope: scopeBE, Parse: parseServerLine},
 	{Name: "default-server", Scope: scopeDefaults | scopeBE, Parse: parseDefaultServer},
 	{Name: "balance", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
-		if len(args) < 1 {
-			return errf("'balance' requires an algorithm.")
-		}
-		if !knownBalance(args[0]) {
-			return errf("'balance' only supports 'roundrobin', 'static-rr', 'leastconn', 'source', 'uri', 'url_param', 'hdr(name)', 'rdp-cookie(name)', 'random' and 'vnswrr' options.")
+		if _, err := lb.ParseBalance(args); err != nil {
+			return err
 		}
 		c.p.Balance = append([]string(nil), args...)
 		return nil
 	}},
 	{Name: "hash-type", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
-		if len(args) < 1 || (args[0] != "map-based" && args[0] != "consistent") {
-			return errf("'hash-type' expects 'map-based' or 'consistent' as argument.")
+		if _, err := lb.ParseHashType(args, extraHashes); err != nil {
+			return err
 		}
 		c.p.HashType = append([]string(nil), args...)
 		return nil
@@ -354,14 +352,6 @@ func checkRule(c *kwCtx, args []string) error {
 	if c.neg {
 		words = append([]string{"no"}, words...)
 	}
-	c.p.CheckRules = append(c.p.CheckRules, append([]string{c.pos.String()}, words...))
+	c.p.CheckRules = append(c.p.CheckRules, LineDef{c.pos, words})
 	return nil
-}
-
-func knownBalance(a string) bool {
-	switch a {
-	case "roundrobin", "static-rr", "leastconn", "first", "source", "uri", "url_param", "random", "vnswrr":
-		return true
-	}
-	return strings.HasPrefix(a, "hdr(") || strings.HasPrefix(a, "random(") || strings.HasPrefix(a, "rdp-cookie")
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"goha/core/diag"
+	"goha/core/http1"
+	"goha/core/pool"
 )
 
 // Mode is a proxy's mode.
@@ -96,7 +98,7 @@ type ProxyConf struct {
 	Cookie           []string // words after `cookie`
 	ErrorFiles       map[int]string
 	DefaultServer    ServerConf
-	CheckRules       [][]string // option/tcp-check/http-check lines, in order, for core/check
+	CheckRules       []LineDef // option/tcp-check/http-check lines, in order, for core/check
 	Description      string
 }
 
@@ -116,9 +118,14 @@ type Proxy struct {
 	DefBE          *Proxy // resolved DefaultBackend
 	UseBackends    []*UseBackend
 	ACLs           []*ACLDef
-	HTTPReqRules   [][]string
-	HTTPRespRules  [][]string
-	TCPReqRules    [][]string
+	HTTPReqRules   []LineDef
+	HTTPRespRules  []LineDef
+
+	// Compiled at the end of the build.
+	useBE     []useBackendRule
+	reqRules  []*httpRule
+	respRules []*httpRule
+	errReply  map[int]*http1.Reply
 
 	Servers   []*Server
 	srvByName map[string]*Server
@@ -135,6 +142,13 @@ type Proxy struct {
 	lbMu    sync.Mutex
 	srvList atomic.Pointer[[]*Server]
 	nextSID int
+	rt      *backendRT // nil until the process starts
+}
+
+// LineDef is a configuration line kept for a later compile step.
+type LineDef struct {
+	Pos   diag.Pos
+	Words []string
 }
 
 // UseBackend is a `use_backend <name> [if|unless <cond>]` rule.
@@ -278,6 +292,9 @@ type Server struct {
 	lastChange atomic.Int64 // unix seconds of the last state change
 	maxconn    atomic.Int64
 	served     atomic.Int64 // connections being served (for leastconn, maxconn, queues)
+
+	idx  int                    // index in the backend's picker
+	pool *pool.Server[*srvConn] // idle connections; nil until the process starts
 
 	Counters Counters
 	// Check state, as show stat / show servers state report it.

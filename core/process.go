@@ -1,8 +1,12 @@
 package core
 
 import (
+	"context"
+	"goha/core/pool"
+	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +28,27 @@ type Process struct {
 	stopOnce sync.Once
 	stopping chan struct{}
 
+	// LogOut receives access logs and alerts in debug mode (-d); nil
+	// discards them.
+	LogOut io.Writer
+	logMu  sync.Mutex // serialises writes to LogOut
+	// LogSink, when set, receives every access log message (without a
+	// trailing newline) with its frontend; the logging layer formats and
+	// routes it. It must not keep the slice.
+	LogSink func(fe *Proxy, msg []byte)
+
+	pools        *pool.Set[*srvConn]
+	lmu          sync.Mutex // guards listeners
+	listeners    []*listener
+	active       sync.WaitGroup // accept loops
+	streams      sync.WaitGroup // client connections being served
+	curConns     atomic.Int64
+	globalMax    atomic.Int64
+	connFreed    chan struct{}
+	softStopping atomic.Bool
+	ctxOnce      sync.Once
+	ctx          context.Context
+
 	// hooks run by Stop, in reverse order of registration (listeners first).
 	mu      sync.Mutex // guards closers
 	closers []func()
@@ -35,7 +60,7 @@ func NewProcess(cfg *Config) *Process {
 	if n <= 0 {
 		n = defaultThreads()
 	}
-	return &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{})}
+	return &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{}), connFreed: make(chan struct{}, 1)}
 }
 
 // OnStop registers fn to run when the process stops.

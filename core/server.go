@@ -37,7 +37,7 @@ func init() {
 		"weight": {Args: 1, Parse: func(s *ServerConf, a []string) error {
 			v, err := strconv.Atoi(a[0])
 			if err != nil || v < 0 || v > 256 {
-				return fmt.Errorf("weight of server %s is not within 0 and 256 (%s).", "%s", a[0])
+				return fmt.Errorf("weight of server {srv} is not within 0 and 256 (%s).", a[0])
 			}
 			s.Weight = v
 			return nil
@@ -158,7 +158,7 @@ func srvInt(f func(s *ServerConf) *int) func(s *ServerConf, a []string) error {
 	return func(s *ServerConf, a []string) error {
 		v, err := strconv.Atoi(a[0])
 		if err != nil {
-			return fmt.Errorf("'%%s' expects an integer argument but got '%s'", a[0])
+			return fmt.Errorf("'{kw}' expects an integer argument but got '%s'", a[0])
 		}
 		*f(s) = v
 		return nil
@@ -169,7 +169,7 @@ func srvPos(f func(s *ServerConf) *int) func(s *ServerConf, a []string) error {
 	return func(s *ServerConf, a []string) error {
 		v, err := strconv.Atoi(a[0])
 		if err != nil || v <= 0 {
-			return fmt.Errorf("'%%s' has to be > 0.")
+			return fmt.Errorf("'{kw}' has to be > 0.")
 		}
 		*f(s) = v
 		return nil
@@ -180,7 +180,7 @@ func srvPort(f func(s *ServerConf) *int) func(s *ServerConf, a []string) error {
 	return func(s *ServerConf, a []string) error {
 		v, err := strconv.Atoi(a[0])
 		if err != nil || v < 1 || v > 65535 {
-			return fmt.Errorf("'%%s' expects a valid port number but got '%s'", a[0])
+			return fmt.Errorf("'{kw}' expects a valid port number but got '%s'", a[0])
 		}
 		*f(s) = v
 		return nil
@@ -191,7 +191,7 @@ func srvTime(f func(s *ServerConf) *time.Duration) func(s *ServerConf, a []strin
 	return func(s *ServerConf, a []string) error {
 		d, err := ParseTime(a[0], time.Millisecond)
 		if err != nil {
-			return fmt.Errorf("'%%s' : %v", err)
+			return fmt.Errorf("'{kw}' : %v", err)
 		}
 		*f(s) = d
 		return nil
@@ -200,7 +200,7 @@ func srvTime(f func(s *ServerConf) *time.Duration) func(s *ServerConf, a []strin
 
 // applyServerArgs applies keyword/value pairs to sc. Every problem is
 // returned (one pass); warnings come back as *diag.Warn values.
-func applyServerArgs(sc *ServerConf, args []string, isDefault bool, id *int) []error {
+func applyServerArgs(sc *ServerConf, name string, args []string, isDefault bool, id *int) []error {
 	var errs []error
 	for i := 0; i < len(args); {
 		kw := args[i]
@@ -209,6 +209,8 @@ func applyServerArgs(sc *ServerConf, args []string, isDefault bool, id *int) []e
 			msg := fmt.Sprintf("unknown keyword '%s'", kw)
 			if best := SuggestFunc(kw, serverKeywordNames()); best != "" {
 				msg += fmt.Sprintf("; did you mean '%s' maybe ?", best)
+			} else {
+				msg += "."
 			}
 			return append(errs, fmt.Errorf("%s", msg))
 		}
@@ -236,10 +238,8 @@ func applyServerArgs(sc *ServerConf, args []string, isDefault bool, id *int) []e
 			sc.SSLArgs[kw] = strings.Join(vals, " ")
 		default:
 			if err := k.Parse(sc, vals); err != nil {
-				msg := err.Error()
-				if strings.Contains(msg, "%s") {
-					msg = strings.Replace(msg, "%s", kw, 1)
-				}
+				msg := strings.ReplaceAll(err.Error(), "{kw}", kw)
+				msg = strings.ReplaceAll(msg, "{srv}", name)
 				errs = append(errs, fmt.Errorf("%s", msg))
 			}
 		}
@@ -257,19 +257,20 @@ func serverKeywordNames() []string {
 }
 
 func parseDefaultServer(c *kwCtx, args []string) error {
-	for _, err := range applyServerArgs(&c.p.DefaultServer, args, true, nil) {
+	for _, err := range applyServerArgs(&c.p.DefaultServer, "", args, true, nil) {
 		c.b.report(c.pos, err)
 	}
 	return nil
 }
 
 func parseServerLine(c *kwCtx, args []string) error {
-	if len(args) < 2 {
-		return errf("'server' expects <name> and <addr>[:<port>] as arguments.")
-	}
 	p := c.p
-	if p.FindServer(args[0]) != nil {
-		return errf("'server %s/%s' : a server with the same name already exists.", p.Name, args[0])
+	if len(args) < 2 {
+		c.b.d.Add(diag.Diag{Sev: diag.Alert, Pos: c.pos, Msg: "'server' expects <name> and <addr>[:<port>] as arguments."})
+		return nil
+	}
+	if o := p.FindServer(args[0]); o != nil {
+		return errf("%s '%s', another server named '%s' was already defined at line %d, please use distinct names.", capName(p.Cap), p.Name, args[0], o.Pos.Line)
 	}
 	s, errs := NewServer(p, args[0], args[1], args[2:])
 	s.Pos = c.pos
@@ -292,7 +293,7 @@ func NewServer(p *Proxy, name, addr string, args []string) (*Server, []error) {
 	s.ServerConf = copyServerConf(p.DefaultServer)
 	var errs []error
 	id := 0
-	errs = append(errs, applyServerArgs(&s.ServerConf, args, false, &id)...)
+	errs = append(errs, applyServerArgs(&s.ServerConf, name, args, false, &id)...)
 	if id > 0 {
 		s.ID, s.ForcedID = id, true
 	}

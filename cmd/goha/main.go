@@ -1,0 +1,251 @@
+// Command goha is a load balancer and reverse proxy that reads HAProxy's
+// configuration language and answers HAProxy's runtime API.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"goha/core"
+	"goha/core/config"
+	"goha/core/diag"
+)
+
+// features are the names `feature()` and -vv know.
+var features = []string{"LINUX_SPLICE", "REGPARM", "THREAD", "TPROXY", "LINUX_TPROXY", "OPENSSL", "GETADDRINFO", "ACCEPT4", "CRYPT_H", "LIBCRYPT", "PRCTL", "THREAD_DUMP", "TFO", "NS", "CPU_AFFINITY", "POLL", "EPOLL", "ZLIB"}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "[ALERT]    (%d) : %v\n", os.Getpid(), err)
+		printUsage(stderr)
+		return 1
+	}
+	switch o.version {
+	case 1:
+		printVersion(stdout)
+		return 0
+	case 2:
+		printVersion(stdout)
+		printBuildOptions(stdout)
+		return 0
+	}
+	if o.condSet {
+		ok, err := config.EvalCondition(o.cond, condOptions())
+		if err != nil {
+			fmt.Fprintf(stderr, "[ALERT]    (%d) : Failed to evaluate condition: %v\n", os.Getpid(), err)
+			return 1
+		}
+		if ok {
+			return 0
+		}
+		return 1
+	}
+	var demo *demoSetup
+	if len(o.files) == 0 {
+		if o.check {
+			fmt.Fprintf(stderr, "[ALERT]    (%d) : No configuration file specified.\n", os.Getpid())
+			return 1
+		}
+		demo, err = startDemo()
+		if err != nil {
+			fmt.Fprintf(stderr, "[ALERT]    (%d) : demo: %v\n", os.Getpid(), err)
+			return 1
+		}
+		defer demo.Close()
+		o.files = []string{demo.cfgPath}
+		o.debug = true
+	}
+	cfg, d := loadConfig(o.files)
+	pid := os.Getpid()
+	if !o.quiet || d.HasAlert() {
+		d.Print(stderr, pid)
+	}
+	if d.HasAlert() {
+		fmt.Fprintf(stderr, "[ALERT]    (%d) : config : Fatal errors found in configuration.\n", pid)
+		return 1
+	}
+	if o.check {
+		if d.Count(diag.Warning) > 0 {
+			if cfg.Global.ZeroWarning {
+				return 1
+			}
+			if !o.quiet {
+				fmt.Fprintln(stdout, "Warnings were found.")
+			}
+		}
+		if !cfg.HasListener() {
+			if !o.quiet {
+				fmt.Fprintln(stdout, "Configuration file has no error but will not start (no listener) => exit(2).")
+			}
+			return 2
+		}
+		if !o.quiet {
+			fmt.Fprintln(stdout, "Configuration file is valid")
+		}
+		return 0
+	}
+	if !cfg.HasListener() {
+		fmt.Fprintf(stderr, "[ALERT]    (%d) : [goha.main()] No enabled listener found (check for 'bind' directives) ! Exiting.\n", pid)
+		return 1
+	}
+	if (o.daemon || cfg.Global.Daemon) && !o.debug && os.Getenv("GOHA_DAEMONIZED") == "" {
+		return daemonize(o, stderr)
+	}
+	return serve(o, cfg, demo, stdout, stderr)
+}
+
+func condOptions() config.Options {
+	return config.Options{Version: core.Version, Features: features}
+}
+
+func loadConfig(files []string) (*core.Config, *diag.Collector) {
+	d := &diag.Collector{}
+	sections := config.Load(files, condOptions(), d)
+	if d.HasAlert() {
+		// HAProxy stops at the tokenizer's errors: the sections may be
+		// incomplete, and building them would only add noise.
+		for _, f := range files {
+			d.Add(diag.Diag{Sev: diag.Alert, Msg: "Error(s) found in configuration file : " + f})
+		}
+		return nil, d
+	}
+	cfg := core.Build(sections, d)
+	if cfg.ParseAlerts > 0 {
+		for _, f := range files {
+			d.Add(diag.Diag{Sev: diag.Alert, Msg: "Error(s) found in configuration file : " + f})
+		}
+	}
+	return cfg, d
+}
+
+func printVersion(w io.Writer) {
+	fmt.Fprintf(w, "HAProxy version %s %s - goha, a Go load balancer speaking HAProxy's language\n", core.Version, core.ReleaseDate)
+	fmt.Fprintf(w, "Status: goha development branch.\n")
+	fmt.Fprintf(w, "Running on: %s %s\n", goruntime.GOOS, goruntime.GOARCH)
+}
+
+func printBuildOptions(w io.Writer) {
+	fmt.Fprintf(w, "Build options :\n  TARGET  = linux-glibc\n  CPU     = generic\n  CC      = %s\n  CFLAGS  = \n  OPTIONS = \n\n", goruntime.Version())
+	var fl []string
+	for _, f := range features {
+		fl = append(fl, "+"+f)
+	}
+	fmt.Fprintf(w, "Feature list : %s\n\n", strings.Join(fl, " "))
+	fmt.Fprintf(w, "Default settings :\n  bufsize = 16384, maxrewrite = 1024, maxpollevents = 200\n\n")
+	fmt.Fprintf(w, "Built with multi-threading support (MAX_THREADS=4096, default=%d).\n", goruntime.NumCPU())
+	fmt.Fprintf(w, "Built with Go %s.\n\n", goruntime.Version())
+	fmt.Fprintf(w, "Available polling systems :\n      epoll : pref=300,  test result OK\n\n")
+	fmt.Fprintf(w, "Available multiplexer protocols :\n              h1 : mode=HTTP  side=FE|BE  mux=H1  flags=HTX|NO_UPG\n       <default> : mode=TCP   side=FE|BE  mux=PASS flags=\n\n")
+	fmt.Fprintf(w, "Available services : none\n\nAvailable filters : none\n")
+}
+
+// daemonize starts a detached copy of this process and returns at once, as
+// -D does (Go cannot fork, so the child is a fresh exec of the same binary).
+func daemonize(o *options, stderr io.Writer) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "[ALERT]    (%d) : cannot find own executable: %v\n", os.Getpid(), err)
+		return 1
+	}
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Env = append(os.Environ(), "GOHA_DAEMONIZED=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Inherited descriptors (fd@N binds) stay open: the child sees the
+	// same numbers because ExtraFiles keeps 3.. in order.
+	for fd := 3; fd < 64; fd++ {
+		f := os.NewFile(uintptr(fd), "")
+		if f == nil {
+			break
+		}
+		if _, err := f.Stat(); err != nil {
+			break
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "[ALERT]    (%d) : cannot daemonize: %v\n", os.Getpid(), err)
+		return 1
+	}
+	if o.pidFile != "" {
+		writePid(o.pidFile, cmd.Process.Pid)
+	}
+	return 0
+}
+
+func writePid(path string, pid int) error {
+	return os.WriteFile(path, []byte(strconv.Itoa(pid)+"\n"), 0o644)
+}
+
+// serve runs the configuration until a signal stops it.
+func serve(o *options, cfg *core.Config, demo *demoSetup, stdout, stderr io.Writer) int {
+	proc := core.NewProcess(cfg)
+	if o.debug {
+		proc.LogOut = stderr
+	}
+	if err := proc.Run(); err != nil {
+		fmt.Fprintf(stderr, "[ALERT]    (%d) : %v\n", proc.PID, err)
+		proc.Stop()
+		return 1
+	}
+	if err := startRuntime(proc); err != nil {
+		fmt.Fprintf(stderr, "[ALERT]    (%d) : %v\n", proc.PID, err)
+		proc.Stop()
+		return 1
+	}
+	pidFile := o.pidFile
+	if pidFile == "" {
+		pidFile = cfg.Global.PidFile
+	}
+	if pidFile != "" {
+		if err := writePid(pidFile, proc.PID); err != nil {
+			fmt.Fprintf(stderr, "[ALERT]    (%d) : cannot create pidfile %s\n", proc.PID, pidFile)
+		}
+		defer os.Remove(pidFile)
+	}
+	for _, p := range o.softStop {
+		syscall.Kill(p, syscall.SIGUSR1)
+	}
+	for _, p := range o.hardStop {
+		syscall.Kill(p, syscall.SIGTERM)
+	}
+	if demo != nil {
+		demo.announce(stdout, proc)
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1)
+	for sig := range sigs {
+		switch sig {
+		case syscall.SIGUSR1:
+			fmt.Fprintf(stderr, "[WARNING]  (%d) : Stopping frontends and proxies (soft-stop).\n", proc.PID)
+			proc.SoftStop(cfg.Global.HardStopAfter)
+			proc.Stop()
+			return 0
+		case syscall.SIGINT:
+			proc.Stop()
+			if pidFile != "" {
+				os.Remove(pidFile)
+			}
+			// HAProxy in the foreground dies by SIGINT; test runners
+			// (VTest) accept exactly that.
+			signal.Reset(syscall.SIGINT)
+			syscall.Kill(os.Getpid(), syscall.SIGINT)
+			time.Sleep(time.Second)
+			return 130
+		default:
+			proc.Stop()
+			return 0
+		}
+	}
+	return 0
+}

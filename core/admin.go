@@ -1,0 +1,927 @@
+package core
+
+// Run-time administration of servers and proxies: what the stats socket
+// (and a state file at start) may change. Each operation updates the
+// atomics the data path reads, then runs the registered hooks
+// synchronously, so that the load balancer, the idle-connection pools and
+// the checks have seen the change before the operation returns.
+
+import (
+	"errors"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"goha/core/diag"
+)
+
+// Errors of the administration operations; runtime maps them to HAProxy's
+// replies.
+var (
+	ErrTrackingServer = errors.New("core: cannot change health on a tracking server")
+	ErrNoAgent        = errors.New("core: agent checks are not enabled on this server")
+	ErrNoCheck        = errors.New("core: health checks are not enabled on this server")
+	ErrAgentNotConf   = errors.New("core: agent was not configured on this server")
+	ErrCheckNotConf   = errors.New("core: health check was not configured on this server")
+	ErrStaticWeight   = errors.New("core: static algorithm accepts only weights 0% and 100%")
+	ErrWeightMissing  = errors.New("core: weight required")
+	ErrWeightEmpty    = errors.New("core: empty weight string or preceded by garbage")
+	ErrWeightNegative = errors.New("core: relative weight must be positive")
+	ErrWeightRange    = errors.New("core: absolute weight must be between 0 and 256")
+	ErrWeightTrailing = errors.New("core: trailing garbage in weight string")
+	ErrServerExists   = errors.New("core: a server with the same name already exists in backend")
+	ErrNotDynamicLB   = errors.New("core: backend does not use a dynamic load balancing algorithm")
+	ErrNotInMaint     = errors.New("core: only servers in maintenance mode can be deleted")
+	ErrServerBusy     = errors.New("core: server still has connections attached to it")
+	ErrServerInUse    = errors.New("core: server is referenced by other configuration elements")
+	ErrNoSSLContext   = errors.New("core: server has no ssl settings")
+	ErrNoResolution   = errors.New("core: no resolution is configured")
+	ErrAlreadyState   = errors.New("core: frontend already in the requested state")
+)
+
+// Admin states that take a server out of load balancing. CMaint alone does
+// not: it only records that `disabled` was in the configuration, and stays
+// set after `state ready` (HAProxy's SRV_ADMF_MAINT is FMAINT|IMAINT|RMAINT).
+const AdminMaint = AdminFMaint | AdminIMaint | AdminRMaint
+
+// Check and agent state bits, as `show servers state` prints them.
+const (
+	ChkStInProgress = 0x01
+	ChkStConfigured = 0x02
+	ChkStEnabled    = 0x04
+	ChkStPaused     = 0x08
+	ChkStAgent      = 0x10
+)
+
+// Check status codes (HAProxy's HCHK_STATUS_*), as show servers state prints them.
+const (
+	HChkUnknown = 0
+	HChkIni     = 1
+)
+
+// ServerEvent says what changed on a server.
+type ServerEvent int
+
+const (
+	SrvEvState            ServerEvent = iota + 1 // admin or operational state
+	SrvEvWeight                                  // user weight
+	SrvEvAddr                                    // address or port: idle connections must be flushed
+	SrvEvMaxConn                                 // maxconn
+	SrvEvCheck                                   // check or agent settings, or their enabling
+	SrvEvAdded                                   // a dynamic server joined its backend (in maintenance)
+	SrvEvDeleted                                 // the server left its backend: flush, stop checks
+	SrvEvShutdownSessions                        // kill the server's streams
+	SrvEvSSL                                     // ssl on/off
+)
+
+// ProxyEvent says what changed on a proxy.
+type ProxyEvent int
+
+const (
+	PxEvMaxConn  ProxyEvent = iota + 1 // set maxconn frontend
+	PxEvDisable                        // disable frontend: stop accepting
+	PxEvEnable                         // enable frontend: accept again
+	PxEvShutdown                       // shutdown frontend: close its listeners for good
+)
+
+var (
+	hookMu      sync.RWMutex // guards following fields
+	serverHooks []func(s *Server, ev ServerEvent)
+	proxyHooks  []func(p *Proxy, ev ProxyEvent)
+)
+
+// AddServerHook registers fn to run after every change made to a server at
+// run time. Hooks run synchronously, in registration order, on the
+// goroutine that made the change, after the new state is visible; they
+// must not call back into the operation that fired them.
+func AddServerHook(fn func(s *Server, ev ServerEvent)) {
+	hookMu.Lock()
+	serverHooks = append(serverHooks, fn)
+	hookMu.Unlock()
+}
+
+// AddProxyHook registers fn to run after every run-time change of a proxy.
+func AddProxyHook(fn func(p *Proxy, ev ProxyEvent)) {
+	hookMu.Lock()
+	proxyHooks = append(proxyHooks, fn)
+	hookMu.Unlock()
+}
+
+func fireServer(s *Server, ev ServerEvent) {
+	hookMu.RLock()
+	hs := serverHooks
+	hookMu.RUnlock()
+	for _, h := range hs {
+		h(s, ev)
+	}
+}
+
+func fireProxy(p *Proxy, ev ProxyEvent) {
+	hookMu.RLock()
+	hs := proxyHooks
+	hookMu.RUnlock()
+	for _, h := range hs {
+		h(p, ev)
+	}
+}
+
+func init() {
+	registerPostCheck(func(b *builder) { InitRuntimeState(b.cfg) })
+}
+
+// InitRuntimeState sets the check and agent state bits, health and
+// backend up/down bookkeeping from the configuration, as HAProxy starts
+// them. Build calls it; it is exported for configurations built by hand.
+func InitRuntimeState(c *Config) {
+	for _, p := range c.Proxies {
+		for _, s := range p.Servers {
+			s.initRuntime()
+		}
+		if p.IsBackend() {
+			pr := pxRuntime(p)
+			pr.lastChange.Store(time.Now().Unix())
+			pr.up.Store(backendUp(p))
+		}
+	}
+}
+
+func (s *Server) initRuntime() {
+	var cs, as int32
+	if s.Check {
+		cs = ChkStConfigured | ChkStEnabled
+	}
+	if s.Agent {
+		as = ChkStAgent | ChkStConfigured | ChkStEnabled
+	}
+	if s.admin.Load()&AdminCMaint != 0 {
+		cs |= ChkStPaused
+		if as != 0 {
+			as |= ChkStPaused
+		}
+		s.Health.Store(0)
+	}
+	s.CheckState.Store(cs)
+	s.AgentState.Store(as)
+	if s.CheckStatus.Load() == HChkUnknown {
+		s.CheckStatus.Store(HChkIni)
+	}
+}
+
+// srvRuntime is the part of a server's run-time state that configuration
+// does not have; check and agent targets live here so that the runtime API
+// can change them while checks read them.
+type srvRuntime struct {
+	mu         sync.Mutex // guards following fields
+	checkAddr  string
+	checkPort  int
+	agentAddr  string
+	agentPort  int
+	agentSend  string
+	sslOn      int // 1 ssl, 0 default, -1 no-ssl
+	refs       int // references that forbid del server (track, use-server)
+	agentUp    bool
+	agentSet   bool
+	agentAvail bool
+}
+
+// pxRuntimeState is what a proxy needs at run time beyond model.go.
+type pxRuntimeState struct {
+	lastChange atomic.Int64 // unix second of the backend's last up/down change
+	up         atomic.Bool
+	chkDown    atomic.Int64 // up to down transitions
+	downSince  atomic.Int64 // unix second it went down, 0 while up
+	downTotal  atomic.Int64 // seconds spent down before downSince
+}
+
+var (
+	srvRT sync.Map // *Server -> *srvRuntime
+	pxRT  sync.Map // *Proxy -> *pxRuntimeState
+)
+
+func (s *Server) rt() *srvRuntime {
+	if v, ok := srvRT.Load(s); ok {
+		return v.(*srvRuntime)
+	}
+	r := &srvRuntime{checkAddr: s.CheckAddr, checkPort: s.CheckPort, agentAddr: s.AgentAddr,
+		agentPort: s.AgentPort, agentSend: s.AgentSend, sslOn: s.SSL}
+	v, _ := srvRT.LoadOrStore(s, r)
+	return v.(*srvRuntime)
+}
+
+func pxRuntime(p *Proxy) *pxRuntimeState {
+	if v, ok := pxRT.Load(p); ok {
+		return v.(*pxRuntimeState)
+	}
+	v, _ := pxRT.LoadOrStore(p, &pxRuntimeState{})
+	return v.(*pxRuntimeState)
+}
+
+// CheckTarget is where health checks go now: the address and port given by
+// `addr`/`port` or `set server check-addr|check-port`; empty and 0 mean the
+// server's own.
+func (s *Server) CheckTarget() (addr string, port int) {
+	r := s.rt()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.checkAddr, r.checkPort
+}
+
+// AgentTarget is where agent checks go now, and what they send.
+func (s *Server) AgentTarget() (addr string, port int, send string) {
+	r := s.rt()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.agentAddr, r.agentPort, r.agentSend
+}
+
+// UseSSL is 1 when the server speaks TLS, -1 when no-ssl is explicit, 0 by
+// default (show servers state's srv_use_ssl).
+func (s *Server) UseSSL() int {
+	r := s.rt()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sslOn
+}
+
+// Usable reports whether the load balancer may pick s, as HAProxy's
+// srv_currently_usable: a non-zero weight, not in maintenance or drain, and
+// running or starting.
+func (s *Server) LBUsable() bool {
+	if s.uweight.Load() == 0 {
+		return false
+	}
+	if s.admin.Load()&(AdminMaint|AdminDrainMask) != 0 {
+		return false
+	}
+	op := s.op.Load()
+	return op == OpRunning || op == OpStarting
+}
+
+// EWeight is the effective weight the load balancer uses (the user weight;
+// slow start is applied by the picker).
+func (s *Server) EWeight() int { return int(s.uweight.Load()) }
+
+func (s *Server) touch() { s.lastChange.Store(time.Now().Unix()) }
+
+// stateChanged records a change of s's state and updates its backend's
+// up/down bookkeeping before the hooks run.
+func (s *Server) stateChanged(ev ServerEvent) {
+	s.touch()
+	if s.Proxy != nil {
+		s.Proxy.updateBackendState()
+	}
+	fireServer(s, ev)
+}
+
+func backendUp(p *Proxy) bool {
+	list := p.ServerList()
+	if len(list) == 0 {
+		return true
+	}
+	for _, s := range list {
+		if s.LBUsable() {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Proxy) updateBackendState() {
+	if !p.IsBackend() {
+		return
+	}
+	pr := pxRuntime(p)
+	up := backendUp(p)
+	if pr.up.Load() == up {
+		return
+	}
+	now := time.Now().Unix()
+	pr.up.Store(up)
+	pr.lastChange.Store(now)
+	if !up {
+		pr.chkDown.Add(1)
+		pr.downSince.Store(now)
+	} else if ds := pr.downSince.Swap(0); ds != 0 {
+		pr.downTotal.Add(now - ds)
+	}
+}
+
+// BackendState returns a backend's status as show stat reports it: whether
+// it is up, the unix second of its last change, how many times it went down
+// and how many seconds it has spent down.
+func (p *Proxy) BackendState() (up bool, lastChange, chkDown, downTime int64) {
+	pr := pxRuntime(p)
+	downTime = pr.downTotal.Load()
+	if ds := pr.downSince.Load(); ds != 0 {
+		downTime += time.Now().Unix() - ds
+	}
+	lc := pr.lastChange.Load()
+	if lc == 0 {
+		lc = time.Now().Unix()
+	}
+	return pr.up.Load(), lc, pr.chkDown.Load(), downTime
+}
+
+// SetReady leaves forced maintenance and drain (`set server state ready`,
+// `enable server`). A checked server comes back running with health at
+// rise, so that the first failed check takes it down again.
+func (s *Server) SetReady() {
+	s.mu.Lock()
+	old := s.admin.Load()
+	s.admin.Store(old &^ (AdminFMaint | AdminFDrain))
+	if old&AdminMaint != 0 && s.admin.Load()&AdminMaint == 0 {
+		s.leaveMaintLocked()
+	}
+	s.mu.Unlock()
+	if old != s.admin.Load() {
+		s.stateChanged(SrvEvState)
+	}
+}
+
+// s.mu must be held.
+func (s *Server) leaveMaintLocked() {
+	s.CheckState.Store(s.CheckState.Load() &^ ChkStPaused)
+	s.AgentState.Store(s.AgentState.Load() &^ ChkStPaused)
+	if s.CheckState.Load()&ChkStEnabled != 0 || s.AgentState.Load()&ChkStEnabled != 0 {
+		s.Health.Store(int32(s.Rise))
+	}
+	s.op.Store(OpRunning)
+}
+
+// SetDrain puts s in forced drain: it keeps its sessions and persistent
+// clients but gets no new load-balanced traffic.
+func (s *Server) SetDrain() {
+	s.mu.Lock()
+	old := s.admin.Load()
+	n := (old &^ AdminFMaint) | AdminFDrain
+	s.admin.Store(n)
+	if old&AdminMaint != 0 && n&AdminMaint == 0 {
+		s.leaveMaintLocked()
+	}
+	s.mu.Unlock()
+	if old != n {
+		s.stateChanged(SrvEvState)
+	}
+}
+
+// SetMaint puts s in forced maintenance: stopped, checks paused. Hooks must
+// flush its idle connections.
+func (s *Server) SetMaint() {
+	s.mu.Lock()
+	old := s.admin.Load()
+	n := (old | AdminFMaint) &^ AdminFDrain
+	s.admin.Store(n)
+	if old&AdminMaint == 0 {
+		s.op.Store(OpStopped)
+		s.Health.Store(0)
+		if cs := s.CheckState.Load(); cs&ChkStConfigured != 0 {
+			s.CheckState.Store(cs | ChkStPaused)
+		}
+		if as := s.AgentState.Load(); as&ChkStConfigured != 0 {
+			s.AgentState.Store(as | ChkStPaused)
+		}
+	}
+	s.mu.Unlock()
+	if old != n {
+		s.stateChanged(SrvEvState)
+	}
+}
+
+// Health commands of `set server health`.
+const (
+	HealthUp = iota
+	HealthStopping
+	HealthDown
+)
+
+// SetHealth forces the operational state as a check would: up (health at
+// rise+fall-1, running), stopping (NOLB) or down (health 0, stopped).
+func (s *Server) SetHealth(h int) error {
+	if s.Track != "" {
+		return ErrTrackingServer
+	}
+	s.mu.Lock()
+	switch h {
+	case HealthUp:
+		s.Health.Store(int32(s.Rise + s.Fall - 1))
+		if s.admin.Load()&AdminMaint == 0 {
+			s.op.Store(OpRunning)
+		}
+	case HealthStopping:
+		if s.admin.Load()&AdminMaint == 0 {
+			s.op.Store(OpStopping)
+		}
+	case HealthDown:
+		s.Health.Store(0)
+		s.op.Store(OpStopped)
+	}
+	s.mu.Unlock()
+	s.stateChanged(SrvEvState)
+	return nil
+}
+
+// SetAgent forces the agent's verdict up or down.
+func (s *Server) SetAgent(up bool) error {
+	if s.AgentState.Load()&ChkStEnabled == 0 {
+		return ErrNoAgent
+	}
+	s.mu.Lock()
+	if up {
+		if s.admin.Load()&AdminMaint == 0 && s.Health.Load() > 0 {
+			s.op.Store(OpRunning)
+		}
+	} else {
+		s.op.Store(OpStopped)
+	}
+	s.mu.Unlock()
+	s.stateChanged(SrvEvState)
+	return nil
+}
+
+// StaticLB reports whether p's algorithm has static weights (static-rr and
+// map-based hashing): such backends accept only 0 or the initial weight,
+// and no dynamic servers.
+func (p *Proxy) StaticLB() bool {
+	algo := "roundrobin"
+	if len(p.Balance) > 0 {
+		algo = p.Balance[0]
+	}
+	switch algo {
+	case "roundrobin", "leastconn", "first", "random", "vnswrr":
+		return false
+	case "static-rr":
+		return true
+	}
+	if strings.HasPrefix(algo, "random") {
+		return false
+	}
+	// Hash-based: map-based unless hash-type consistent.
+	return !(len(p.HashType) > 0 && p.HashType[0] == "consistent")
+}
+
+// ParseWeight reads `<w>` or `<w>%` as `set weight` does: an absolute
+// weight 0..256, or a percentage of the initial weight capped at 256.
+// Static algorithms accept only 0 and the initial weight.
+func (s *Server) ParseWeight(str string) (int, error) {
+	if str == "" {
+		return 0, ErrWeightMissing
+	}
+	w, rest, ok := strtol(str)
+	if !ok {
+		return 0, ErrWeightEmpty
+	}
+	switch {
+	case rest == "%":
+		if w < 0 {
+			return 0, ErrWeightNegative
+		}
+		if w > 25600 {
+			w = 25600
+		}
+		w = int64(s.IWeight) * w / 100
+		if w > 256 {
+			w = 256
+		}
+	case w < 0 || w > 256:
+		return 0, ErrWeightRange
+	case rest != "":
+		return 0, ErrWeightTrailing
+	}
+	if w != 0 && int(w) != s.IWeight && s.Proxy != nil && s.Proxy.StaticLB() {
+		return 0, ErrStaticWeight
+	}
+	return int(w), nil
+}
+
+// strtol reads a C strtol-style integer: leading blanks, a sign, digits,
+// saturating on overflow. ok is false when no digit was read.
+func strtol(s string) (v int64, rest string, ok bool) {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\v' || s[i] == '\f') {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	start := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		if v < 1<<40 {
+			v = v*10 + int64(s[i]-'0')
+		}
+		i++
+	}
+	if i == start {
+		return 0, s, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, s[i:], true
+}
+
+// Strtol is strtol for runtime's argument parsers.
+func Strtol(s string) (v int64, rest string, ok bool) { return strtol(s) }
+
+// SetWeight sets the user weight (already validated by ParseWeight).
+func (s *Server) SetWeight(w int) {
+	if w < 0 {
+		w = 0
+	} else if w > 256 {
+		w = 256
+	}
+	old := s.uweight.Swap(int32(w))
+	if int(old) != w {
+		s.stateChanged(SrvEvWeight)
+	}
+}
+
+// SetAddrPort changes the server's address and/or port. A new ServerAddr
+// with the next generation replaces the old one, so that no pooled
+// connection to the old address is reused; the hooks flush them.
+func (s *Server) SetAddrPort(ip netip.Addr, setIP bool, port int, setPort bool) {
+	s.mu.Lock()
+	old := s.addr.Load()
+	n := &ServerAddr{}
+	if old != nil {
+		*n = *old
+	}
+	if setIP {
+		n.IP = ip
+		n.Host = ip.String()
+		n.Unix = ""
+	}
+	if setPort {
+		n.Port = port
+	}
+	n.Gen++
+	s.addr.Store(n)
+	s.mu.Unlock()
+	s.touch()
+	fireServer(s, SrvEvAddr)
+}
+
+// SetMaxConn changes the server's maxconn (0 = unlimited).
+func (s *Server) SetMaxConn(n int) {
+	s.maxconn.Store(int64(n))
+	fireServer(s, SrvEvMaxConn)
+}
+
+// SetCheckAddr sets the address health checks go to, and the port if
+// port >= 0.
+func (s *Server) SetCheckAddr(addr string, port int) error {
+	if s.CheckState.Load()&ChkStEnabled == 0 {
+		return ErrNoCheck
+	}
+	r := s.rt()
+	r.mu.Lock()
+	if addr != "" {
+		r.checkAddr = addr
+	}
+	if port >= 0 {
+		r.checkPort = port
+	}
+	r.mu.Unlock()
+	fireServer(s, SrvEvCheck)
+	return nil
+}
+
+// SetAgentAddr sets the agent's address, and the port if port >= 0.
+func (s *Server) SetAgentAddr(addr string, port int) error {
+	if s.AgentState.Load()&ChkStEnabled == 0 {
+		return ErrNoAgent
+	}
+	r := s.rt()
+	r.mu.Lock()
+	if addr != "" {
+		r.agentAddr = addr
+	}
+	if port >= 0 {
+		r.agentPort = port
+	}
+	r.mu.Unlock()
+	fireServer(s, SrvEvCheck)
+	return nil
+}
+
+// SetAgentSend sets the string the agent check sends.
+func (s *Server) SetAgentSend(str string) error {
+	if s.AgentState.Load()&ChkStEnabled == 0 {
+		return ErrNoAgent
+	}
+	r := s.rt()
+	r.mu.Lock()
+	r.agentSend = str
+	r.mu.Unlock()
+	fireServer(s, SrvEvCheck)
+	return nil
+}
+
+// EnableHealth and DisableHealth turn health checks on and off.
+func (s *Server) EnableHealth() error {
+	cs := s.CheckState.Load()
+	if cs&ChkStConfigured == 0 {
+		return ErrCheckNotConf
+	}
+	s.CheckState.Store(cs | ChkStEnabled)
+	fireServer(s, SrvEvCheck)
+	return nil
+}
+
+func (s *Server) DisableHealth() {
+	s.CheckState.Store(s.CheckState.Load() &^ ChkStEnabled)
+	fireServer(s, SrvEvCheck)
+}
+
+// EnableAgent and DisableAgent turn agent checks on and off.
+func (s *Server) EnableAgent() error {
+	as := s.AgentState.Load()
+	if as&ChkStConfigured == 0 {
+		return ErrAgentNotConf
+	}
+	s.AgentState.Store(as | ChkStEnabled)
+	fireServer(s, SrvEvCheck)
+	return nil
+}
+
+func (s *Server) DisableAgent() {
+	s.AgentState.Store(s.AgentState.Load() &^ ChkStEnabled)
+	fireServer(s, SrvEvCheck)
+}
+
+// SetSSL turns TLS to the server on or off; only servers whose
+// configuration (or default-server) has ssl settings can.
+func (s *Server) SetSSL(on bool) error {
+	if s.SSL == 0 && len(s.SSLArgs) == 0 {
+		return ErrNoSSLContext
+	}
+	r := s.rt()
+	r.mu.Lock()
+	if on {
+		r.sslOn = 1
+	} else {
+		r.sslOn = 0
+	}
+	r.mu.Unlock()
+	fireServer(s, SrvEvSSL)
+	return nil
+}
+
+// SetFQDN changes the server's name; goha has no resolvers section, so
+// this always fails with ErrNoResolution unless one is configured.
+func (s *Server) SetFQDN(name string) error {
+	if s.Resolvers == "" {
+		return ErrNoResolution
+	}
+	s.mu.Lock()
+	s.FQDN = name
+	s.mu.Unlock()
+	s.stateChanged(SrvEvAddr)
+	return nil
+}
+
+// ShutdownSessions asks the data path to kill the server's streams.
+func (s *Server) ShutdownSessions() { fireServer(s, SrvEvShutdownSessions) }
+
+// AddServer creates a dynamic server in backend p from `add server`'s
+// words. It starts in forced maintenance with its checks not enabled.
+func (p *Proxy) AddServer(name, addr string, args []string) (*Server, []error) {
+	if p.StaticLB() {
+		return nil, []error{ErrNotDynamicLB}
+	}
+	s, errs := NewServer(p, name, addr, args)
+	for _, e := range errs {
+		if !isWarn(e) {
+			return nil, errs
+		}
+	}
+	p.lbMu.Lock()
+	defer p.lbMu.Unlock()
+	if p.FindServer(name) != nil {
+		return nil, []error{ErrServerExists}
+	}
+	list := append([]*Server(nil), p.ServerList()...)
+	if !s.ForcedID {
+		used := map[int]bool{}
+		for _, o := range list {
+			used[o.ID] = true
+		}
+		id := 1
+		for used[id] {
+			id++
+		}
+		s.ID = id
+	}
+	s.Dynamic = true
+	s.admin.Store(AdminFMaint)
+	s.op.Store(OpStopped)
+	s.Health.Store(0)
+	var cs, as int32
+	if s.Check {
+		cs = ChkStConfigured
+	}
+	if s.Agent {
+		as = ChkStAgent | ChkStConfigured
+	}
+	s.CheckState.Store(cs)
+	s.AgentState.Store(as)
+	s.CheckStatus.Store(HChkIni)
+	s.touch()
+	list = append(list, s)
+	p.srvList.Store(&list)
+	fireServer(s, SrvEvAdded)
+	return s, nil
+}
+
+func isWarn(e error) bool {
+	var w *diag.Warn
+	return errors.As(e, &w)
+}
+
+// Reference marks s as used by another configuration element (track,
+// use-server, an ACL), which forbids deleting it.
+func (s *Server) Reference() {
+	r := s.rt()
+	r.mu.Lock()
+	r.refs++
+	r.mu.Unlock()
+}
+
+// DelServer removes s from p. s must be in maintenance and serve nothing.
+func (p *Proxy) DelServer(s *Server) error {
+	r := s.rt()
+	r.mu.Lock()
+	refs := r.refs
+	r.mu.Unlock()
+	if refs > 0 || s.referencedByTrack() {
+		return ErrServerInUse
+	}
+	if s.admin.Load()&AdminMaint == 0 {
+		return ErrNotInMaint
+	}
+	if s.served.Load() > 0 {
+		return ErrServerBusy
+	}
+	p.lbMu.Lock()
+	cur := p.ServerList()
+	list := make([]*Server, 0, len(cur))
+	found := false
+	for _, o := range cur {
+		if o == s {
+			found = true
+			continue
+		}
+		list = append(list, o)
+	}
+	if found {
+		p.srvList.Store(&list)
+	}
+	p.lbMu.Unlock()
+	fireServer(s, SrvEvDeleted)
+	srvRT.Delete(s)
+	p.updateBackendState()
+	return nil
+}
+
+func (s *Server) referencedByTrack() bool {
+	if s.Proxy == nil {
+		return false
+	}
+	for _, o := range s.Proxy.ServerList() {
+		if o != s && (o.Track == s.Name || o.Track == s.Proxy.Name+"/"+s.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// FrontendStopped reports whether `disable frontend` paused p.
+func (p *Proxy) FrontendStopped() bool { return p.stopped.Load() }
+
+// DisableFrontend stops accepting on p's listeners; ErrAlreadyState when
+// it was already paused.
+func (p *Proxy) DisableFrontend() error {
+	if p.stopped.Swap(true) {
+		return ErrAlreadyState
+	}
+	fireProxy(p, PxEvDisable)
+	return nil
+}
+
+// EnableFrontend resumes a paused frontend.
+func (p *Proxy) EnableFrontend() error {
+	if !p.stopped.Swap(false) {
+		return ErrAlreadyState
+	}
+	fireProxy(p, PxEvEnable)
+	return nil
+}
+
+// ShutdownFrontend closes the frontend's listeners for good.
+func (p *Proxy) ShutdownFrontend() {
+	p.stopped.Store(true)
+	fireProxy(p, PxEvShutdown)
+}
+
+// LiveMaxConn is the frontend's maxconn in force.
+func (p *Proxy) LiveMaxConn() int {
+	if v := p.liveMaxConn.Load(); v > 0 {
+		return int(v)
+	}
+	return p.MaxConn
+}
+
+// SetLiveMaxConn changes the frontend's maxconn.
+func (p *Proxy) SetLiveMaxConn(n int) {
+	p.liveMaxConn.Store(int64(n))
+	if n == 0 {
+		p.liveMaxConn.Store(-1)
+	}
+	fireProxy(p, PxEvMaxConn)
+}
+
+// Process-wide limits changed at run time (set maxconn global,
+// set rate-limit ... global). Zero means "as configured".
+var (
+	liveGlobalMaxConn atomic.Int64
+	liveRateLimits    [4]atomic.Int64 // RateConnections, RateSessions, RateSSLSessions, RateCompression
+)
+
+// Rate limits of `set rate-limit`.
+const (
+	RateConnections = iota
+	RateSessions
+	RateSSLSessions
+	RateCompression
+)
+
+// GlobalMaxConn is the process maxconn in force: the one set at run time,
+// or the configured one (hard maxconn).
+func (c *Config) GlobalMaxConn() int {
+	if v := liveGlobalMaxConn.Load(); v > 0 {
+		return int(v)
+	}
+	return c.HardMaxConn()
+}
+
+// HardMaxConn is the configured process maxconn, or HAProxy's default.
+func (c *Config) HardMaxConn() int {
+	if c.Global.MaxConn > 0 {
+		return c.Global.MaxConn
+	}
+	return 4096
+}
+
+// SetGlobalMaxConn changes the process maxconn; v <= 0 restores the
+// configured one.
+func (c *Config) SetGlobalMaxConn(v int) { liveGlobalMaxConn.Store(int64(max(v, 0))) }
+
+// RateLimit returns a process rate limit (0 = none).
+func RateLimit(which int) int { return int(liveRateLimits[which].Load()) }
+
+// SetRateLimit changes a process rate limit.
+func SetRateLimit(which, v int) { liveRateLimits[which].Store(int64(v)) }
+
+// FindBackendRef looks up a backend by name or `#<id>`.
+func (c *Config) FindBackendRef(be string) *Proxy {
+	p, _ := c.FindServerRef(be, "#0")
+	return p
+}
+
+// FindServerRef looks up `<backend>/<server>`, where either side may be
+// `#<id>`. It returns the backend, the server, or which part failed.
+func (c *Config) FindServerRef(be, srv string) (*Proxy, *Server) {
+	var p *Proxy
+	if id, ok := hashID(be); ok {
+		p = c.FindProxyID(id)
+		if p != nil && !p.IsBackend() {
+			p = nil
+		}
+	} else {
+		p = c.FindProxy(be, CapBE)
+	}
+	if p == nil {
+		return nil, nil
+	}
+	if id, ok := hashID(srv); ok {
+		for _, s := range p.ServerList() {
+			if s.ID == id {
+				return p, s
+			}
+		}
+		return p, nil
+	}
+	return p, p.FindServer(srv)
+}
+
+func hashID(s string) (int, bool) {
+	if len(s) < 2 || s[0] != '#' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s[1:])
+	return n, err == nil
+}

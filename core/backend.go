@@ -1,0 +1,286 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"goha/core/lb"
+	"goha/core/pool"
+)
+
+// Errors of server assignment, mapped to statuses and log flags by the
+// streams that meet them.
+var (
+	errNoServer     = errors.New("core: no server available")
+	errQueueTimeout = errors.New("core: queue timeout")
+	errConnect      = errors.New("core: cannot connect to server")
+	errStopping     = errors.New("core: process stopping")
+)
+
+// backendRT is a backend's run-time machinery: its picker and its queue.
+type backendRT struct {
+	bal    lb.Balance
+	hash   lb.HashType
+	picker lb.Picker
+
+	// qmu guards waiters, the backend queue: streams waiting for a server
+	// slot, woken in order when a server releases a connection.
+	qmu     sync.Mutex
+	waiters []chan struct{}
+}
+
+// lbServer describes s to the load balancer.
+func lbServer(s *Server) lb.Server {
+	return lb.Server{ID: s.ID, Weight: s.UWeight(), Backup: s.Backup, Usable: s.Usable(), MaxConn: s.MaxConnLive()}
+}
+
+// initBackend builds p's picker and server pools. Called once at start.
+func (proc *Process) initBackend(p *Proxy) error {
+	bal, err := lb.ParseBalance(p.Balance)
+	if err != nil {
+		return err
+	}
+	var ht lb.HashType
+	if len(p.HashType) > 0 {
+		ht, err = lb.ParseHashType(p.HashType, extraHashes)
+		if err != nil {
+			return err
+		}
+	} else {
+		ht, _ = lb.ParseHashType([]string{"map-based"}, nil)
+	}
+	rt := &backendRT{bal: bal, hash: ht}
+	list := p.ServerList()
+	srvs := make([]lb.Server, len(list))
+	for i, s := range list {
+		s.idx = i
+		srvs[i] = lbServer(s)
+	}
+	rt.picker, err = lb.New(lb.Config{
+		Balance: bal, Hash: ht, AllBackups: p.AllBackups, Shards: proc.Threads, Servers: srvs,
+		Served: func(i int) int {
+			l := p.ServerList()
+			if i < len(l) {
+				return l[i].Served()
+			}
+			return 0
+		},
+	})
+	if err != nil {
+		return err
+	}
+	p.rt = rt
+	reuse, err := pool.ParseMode(p.HTTPReuse)
+	if err != nil {
+		reuse = pool.ReuseSafe
+	}
+	for _, s := range list {
+		if err := proc.initServerPool(s, reuse); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (proc *Process) initServerPool(s *Server, reuse pool.Mode) error {
+	st := pool.DefaultSettings()
+	st.LowConn = s.PoolLowConn
+	st.MaxConn = s.PoolMaxConn
+	st.PurgeDelay = s.PoolPurgeDelay
+	st.MaxReuse = s.MaxReuse
+	st.Mode = reuse
+	ps, err := proc.pools.NewServer(st, nil)
+	if err != nil {
+		return err
+	}
+	s.pool = ps
+	return nil
+}
+
+// AlgoName is the balance algorithm's name, as show stat prints it.
+func (p *Proxy) AlgoName() string {
+	if p.rt != nil {
+		return p.rt.picker.Name()
+	}
+	b, err := lb.ParseBalance(p.Balance)
+	if err != nil {
+		return ""
+	}
+	return b.Algo.String()
+}
+
+// DynamicLB says whether the backend's algorithm accepts run-time weights
+// other than 0 and 100% and dynamic servers.
+func (p *Proxy) DynamicLB() bool {
+	if p.rt != nil {
+		return p.rt.picker.Dynamic()
+	}
+	b, err := lb.ParseBalance(p.Balance)
+	if err != nil {
+		return false
+	}
+	ht, _ := lb.ParseHashType(p.HashType, extraHashes)
+	return b.Dynamic(ht)
+}
+
+// lbUpdate tells the picker that s changed (weight, state, maxconn).
+func (p *Proxy) lbUpdate(s *Server) {
+	if p.rt != nil {
+		p.rt.picker.Update(s.idx, lbServer(s))
+	}
+	p.wakeQueue()
+}
+
+// pick chooses a server for a new stream, waiting in the backend queue
+// when every usable server is full, until `timeout queue` (or connect when
+// unset, as HAProxy does).
+func (p *Proxy) pick(ctx context.Context, key lb.Key, avoid *Server) (*Server, time.Duration, error) {
+	rt := p.rt
+	av := -1
+	if avoid != nil {
+		av = avoid.idx
+	}
+	start := time.Now()
+	var deadline <-chan time.Time
+	queued := false
+	defer func() {
+		if queued {
+			p.BE.Qcur.Add(-1)
+		}
+	}()
+	for {
+		if i := rt.picker.Pick(key, av); i >= 0 {
+			list := p.ServerList()
+			if i < len(list) {
+				s := list[i]
+				// The picker skips full servers, but two streams may race
+				// for the last slot: the loser queues.
+				if s.takeSlot() {
+					rt.picker.Take(i)
+					return s, time.Since(start), nil
+				}
+			}
+		} else if !p.anyUsableFull() {
+			return nil, time.Since(start), errNoServer
+		}
+		if deadline == nil {
+			t := p.Timeouts.Queue
+			if t == 0 {
+				t = p.Timeouts.Connect
+			}
+			if t == 0 {
+				t = 5 * time.Second
+			}
+			deadline = time.After(t)
+			queued = true
+			storeMax(&p.BE.Qmax, p.BE.Qcur.Add(1))
+		}
+		w := make(chan struct{})
+		rt.qmu.Lock()
+		rt.waiters = append(rt.waiters, w)
+		rt.qmu.Unlock()
+		select {
+		case <-w:
+		case <-deadline:
+			p.dropWaiter(w)
+			return nil, time.Since(start), errQueueTimeout
+		case <-ctx.Done():
+			p.dropWaiter(w)
+			return nil, time.Since(start), ctx.Err()
+		}
+	}
+}
+
+func (p *Proxy) dropWaiter(w chan struct{}) {
+	rt := p.rt
+	rt.qmu.Lock()
+	for i, x := range rt.waiters {
+		if x == w {
+			rt.waiters = append(rt.waiters[:i], rt.waiters[i+1:]...)
+			break
+		}
+	}
+	rt.qmu.Unlock()
+}
+
+// wakeQueue lets the oldest queued stream try again.
+func (p *Proxy) wakeQueue() {
+	rt := p.rt
+	if rt == nil {
+		return
+	}
+	rt.qmu.Lock()
+	if len(rt.waiters) > 0 {
+		w := rt.waiters[0]
+		rt.waiters = rt.waiters[1:]
+		close(w)
+	}
+	rt.qmu.Unlock()
+}
+
+// anyUsableFull says whether waiting can help: some usable server is only
+// full, not down.
+func (p *Proxy) anyUsableFull() bool {
+	for _, s := range p.ServerList() {
+		if s.Usable() && s.MaxConnLive() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// takeSlot counts one more stream on s unless it is at maxconn.
+func (s *Server) takeSlot() bool {
+	m := s.maxconn.Load()
+	for {
+		n := s.served.Load()
+		if m > 0 && n >= m {
+			return false
+		}
+		if s.served.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// releaseSlot undoes takeSlot and lets a queued stream in.
+func (s *Server) releaseSlot() {
+	s.served.Add(-1)
+	if rt := s.Proxy.rt; rt != nil {
+		rt.picker.Drop(s.idx)
+	}
+	s.Proxy.wakeQueue()
+}
+
+// dialServer opens a new connection to s.
+func (s *Server) dialServer(ctx context.Context, clientPort int, timeout time.Duration) (net.Conn, uint32, error) {
+	a := s.Addr()
+	gen := uint32(0)
+	if s.pool != nil {
+		gen = s.pool.Gen()
+	}
+	d := net.Dialer{Timeout: timeout}
+	if a.Unix != "" {
+		c, err := d.DialContext(ctx, "unix", a.Unix)
+		return c, gen, err
+	}
+	if !a.IP.IsValid() || a.IP.IsUnspecified() {
+		return nil, gen, errConnect
+	}
+	port := a.Port
+	if port == 0 {
+		port = clientPort
+	}
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), strconv.Itoa(port)))
+	if err != nil {
+		return nil, gen, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	return c, gen, nil
+}

@@ -1,0 +1,11 @@
+package core
+
+import (
+	"github.com/cespare/xxhash/v2"
+
+	"goha/core/lb"
+)
+
+// extraHashes are hash functions goha adds to HAProxy's: xxh64 lives here
+// because core/lb imports only the standard library.
+var extraHashes = map[string]lb.HashFunc{"xxh64": lb.XXH64(xxhash.Sum64)}

@@ -1,0 +1,703 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"goha/core/http1"
+	"goha/core/lb"
+	"goha/core/pool"
+)
+
+// The HTTP/1.1 stream: one goroutine per client connection reads requests,
+// routes each to a backend and server, and relays the exchange. The parser
+// works in place on the connection's buffer; a request stays in the buffer
+// until its response head has arrived, so that a stale pooled server
+// connection can be replaced and the request sent again.
+
+var bufPool = http1.NewBufferPool(16384)
+
+// hconn is a client connection's reusable state.
+type hconn struct {
+	req, resp       http1.Head
+	reqBody, rsBody http1.Body
+	rwReq, rwResp   http1.Rewriter
+	reqLine         []byte
+}
+
+var hconnPool = sync.Pool{New: func() any { return &hconn{} }}
+
+// srvConn is a connection to a server with its read buffer.
+type srvConn struct {
+	net.Conn
+	buf *http1.Buffer
+}
+
+func (c *srvConn) Close() error {
+	err := c.Conn.Close()
+	if c.buf != nil {
+		bufPool.Put(c.buf)
+		c.buf = nil
+	}
+	return err
+}
+
+// clientWriter counts bytes written to the client.
+type countWriter struct {
+	w net.Conn
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+type errStatus struct {
+	status int
+	term   [2]byte
+}
+
+func (proc *Process) serveHTTP(fe *Proxy, c net.Conn, shard int, accepted time.Time) {
+	defer c.Close()
+	hc := hconnPool.Get().(*hconn)
+	defer hconnPool.Put(hc)
+	cbuf := bufPool.Get()
+	defer bufPool.Put(cbuf)
+	cbuf.Reset()
+	hc.req.MaxSize = proc.Conf.Global.BufSize - proc.Conf.Global.MaxRewrite
+	hc.resp.MaxSize = hc.req.MaxSize
+	ctx := ctxStop(proc)
+	first := true
+	var clientIP netip.Addr
+	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		a, _ := netip.AddrFromSlice(ta.IP)
+		clientIP = a.Unmap()
+	}
+	for {
+		keep := proc.httpExchange(ctx, fe, c, cbuf, hc, shard, first, clientIP, accepted)
+		if !keep || proc.stoppingNow() {
+			return
+		}
+		first = false
+		accepted = time.Now()
+	}
+}
+
+// readRequest reads and parses a request head. It returns false when the
+// connection must close, after answering and logging if needed.
+func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, first bool, si *streamInfo) (int, bool) {
+	wait := fe.Timeouts.HTTPRequest
+	if !first && cbuf.Len() == 0 && fe.Timeouts.HTTPKeepAlive > 0 {
+		wait = fe.Timeouts.HTTPKeepAlive
+	}
+	if wait == 0 {
+		wait = fe.Timeouts.Client
+	}
+	if wait > 0 {
+		c.SetReadDeadline(time.Now().Add(wait))
+	} else {
+		c.SetReadDeadline(time.Time{})
+	}
+	for {
+		if cbuf.Len() > 0 {
+			n, err := hc.req.ParseRequest(cbuf.Bytes())
+			if err != nil {
+				var he *http1.Error
+				st := 400
+				if errors.As(err, &he) {
+					st = he.Status()
+				}
+				proc.recordError(fe, nil, cbuf.Bytes(), he, si.client)
+				fe.FE.Ereq.Add(1)
+				si.status, si.term = st, [2]byte{'P', 'R'}
+				proc.replyError(fe, c, st, true, si)
+				return 0, false
+			}
+			if n > 0 {
+				return n, true
+			}
+		}
+		_, err := cbuf.Fill(c)
+		if err != nil {
+			if cbuf.Len() == 0 {
+				// Closed or timed out between requests: nothing to log.
+				return 0, false
+			}
+			if isTimeout(err) {
+				fe.FE.Ereq.Add(1)
+				si.status, si.term = 408, [2]byte{'c', 'R'}
+				proc.replyError(fe, c, 408, true, si)
+				return 0, false
+			}
+			fe.FE.Ereq.Add(1)
+			fe.FE.CliAbrt.Add(1)
+			si.term = [2]byte{'C', 'R'}
+			si.status = -1
+			proc.logHTTP(si)
+			return 0, false
+		}
+	}
+}
+
+// httpExchange serves one request. It returns whether the client
+// connection may carry another one.
+func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) bool {
+	si := streamInfo{accept: start, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
+	hlen, ok := proc.readRequest(fe, c, cbuf, hc, first, &si)
+	if !ok {
+		return false
+	}
+	req := &hc.req
+	now := time.Now()
+	si.trq = now.Sub(start)
+	hc.reqLine = appendReqLine(hc.reqLine[:0], req)
+	si.reqLine = string(hc.reqLine)
+	fe.FE.Request(now)
+	view := reqView{h: req, client: si.client}
+
+	hc.rwReq.Reset()
+	// Frontend rules, then the backend's.
+	if done, keep := proc.applyReqRules(fe, fe.reqRules, &view, hc, c, cbuf, hlen, &si); done {
+		return keep
+	}
+	be := fe.DefBE
+	for _, r := range fe.useBE {
+		if r.cond.eval(&view) {
+			be = r.be
+			break
+		}
+	}
+	if be == nil {
+		si.status, si.term = 503, [2]byte{'S', 'C'}
+		proc.replyError(fe, c, 503, true, &si)
+		return false
+	}
+	si.be = be
+	if be != fe {
+		if done, keep := proc.applyReqRules(be, be.reqRules, &view, hc, c, cbuf, hlen, &si); done {
+			return keep
+		}
+	}
+	be.BE.SessionStart(now)
+	defer be.BE.SessionEnd()
+	be.BE.Request(now)
+
+	// Outgoing request head.
+	srvMode := http1.ConnNone
+	if fe.ConnMode != HTTPKeepAlive || be.ConnMode != HTTPKeepAlive {
+		srvMode = http1.ConnClose
+	} else if req.Flags&http1.FlagVer11 == 0 {
+		srvMode = http1.ConnKeepAlive
+	}
+	hc.rwReq.SetConnection(req, srvMode)
+	if fe.ForwardFor || be.ForwardFor {
+		name := fe.ForwardForHeader
+		if name == "" {
+			name = be.ForwardForHeader
+		}
+		hc.rwReq.AddForwardedFor(name, clientIP)
+	}
+
+	key := lb.Key{Shard: shard}
+	if be.rt.bal.NeedsKey() {
+		key.Hash, key.HasHash = proc.hashKey(be, req, si.client)
+	}
+	hc.reqBody.Init(req)
+	total, complete, err := http1.Complete(cbuf.Bytes(), hlen, &hc.reqBody)
+	if err != nil {
+		fe.FE.Ereq.Add(1)
+		si.status, si.term = 400, [2]byte{'P', 'R'}
+		proc.replyError(fe, c, 400, true, &si)
+		return false
+	}
+	retryable := complete
+
+	var entry *pool.Entry[*srvConn]
+	var srv *Server
+	cw := &countWriter{w: c}
+	defer func() {
+		if srv != nil {
+			srv.releaseSlot()
+		}
+	}()
+	clientKeep := req.KeepAlive() && fe.ConnMode != HTTPClose && be.ConnMode != HTTPClose
+	var tSent time.Time
+	for attempt := 0; ; attempt++ {
+		if entry == nil {
+			e, s, es := proc.httpConnect(ctx, be, key, srv, shard, first, c, &si)
+			if es != nil {
+				si.status, si.term = es.status, es.term
+				proc.replyError(fe, c, es.status, true, &si)
+				return false
+			}
+			entry, srv = e, s
+			si.srv = srv
+		}
+		sc := entry.Conn
+		if be.Timeouts.Server > 0 {
+			sc.SetDeadline(time.Now().Add(be.Timeouts.Server))
+		}
+		// Send the head and what of the body is here; stream the rest.
+		var werr error
+		if complete {
+			_, werr = hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
+		} else {
+			_, werr = hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
+			if werr == nil && !(req.Flags&http1.FlagExpect100 != 0) {
+				cbuf.Discard(total)
+				var n int64
+				n, werr = http1.Forward(sc, cbuf, c, &hc.reqBody)
+				si.bytesIn += n
+				if werr != nil && !isServerErr(werr, sc) {
+					// The client went away mid-body.
+					srv.pool.Done(entry)
+					srv.Counters.CliAbrt.Add(1)
+					fe.FE.CliAbrt.Add(1)
+					be.BE.CliAbrt.Add(1)
+					si.term = [2]byte{'C', 'D'}
+					si.status = -1
+					si.tt = time.Since(start)
+					proc.logHTTP(&si)
+					return false
+				}
+				total = 0
+			}
+		}
+		tSent = time.Now()
+		if werr == nil {
+			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, &si, cw, clientKeep, total)
+			if rerr == nil {
+				si.tr = si.tr - tSent.Sub(start)
+				_ = status
+				if keepSrv {
+					srv.pool.Release(shard, entry, true)
+				} else {
+					srv.pool.Done(entry)
+				}
+				si.bytesOut = cw.n
+				si.ta = time.Since(start)
+				si.tt = si.ta
+				proc.accountHTTP(fe, be, srv, &si)
+				proc.logHTTP(&si)
+				return clientKeep && si.keepClient && !proc.stoppingNow()
+			}
+			if rerr == errStaleConn && entry.Reused() && retryable && attempt < 3 {
+				srv.pool.Done(entry)
+				entry = nil
+				continue
+			}
+			srv.pool.Done(entry)
+			st := 502
+			si.term = [2]byte{'S', 'H'}
+			if isTimeout(rerr) {
+				st = 504
+				si.term = [2]byte{'s', 'H'}
+			}
+			if rerr == errClientGone {
+				si.term = [2]byte{'C', 'D'}
+				si.status = -1
+				si.tt = time.Since(start)
+				proc.logHTTP(&si)
+				return false
+			}
+			srv.Counters.Eresp.Add(1)
+			be.BE.Eresp.Add(1)
+			if rerr == errHeadersSent {
+				si.tt = time.Since(start)
+				proc.logHTTP(&si)
+				return false
+			}
+			si.status = st
+			proc.replyError(fe, c, st, true, &si)
+			return false
+		}
+		// Writing to the server failed: a reused connection may have been
+		// closed by the server meanwhile; retry on a fresh one.
+		srv.pool.Done(entry)
+		entry = nil
+		if !(retryable && attempt < 3) {
+			srv.Counters.Eresp.Add(1)
+			be.BE.Eresp.Add(1)
+			si.status, si.term = 502, [2]byte{'S', 'H'}
+			proc.replyError(fe, c, 502, true, &si)
+			return false
+		}
+	}
+}
+
+var (
+	errStaleConn   = errors.New("core: server closed an idle connection")
+	errClientGone  = errors.New("core: client closed")
+	errHeadersSent = errors.New("core: response aborted after its head was sent")
+)
+
+func isServerErr(err error, sc net.Conn) bool {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe.Op == "write"
+	}
+	return false
+}
+
+// httpConnect assigns a server and gets a connection to it: an idle one
+// from the pool, else a new one.
+func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, prev *Server, shard int, first bool, c net.Conn, si *streamInfo) (*pool.Entry[*srvConn], *Server, *errStatus) {
+	srv := prev
+	if srv == nil {
+		s, qt, err := be.pick(ctx, key, nil)
+		si.tw = qt
+		if err != nil {
+			if err == errQueueTimeout {
+				return nil, nil, &errStatus{503, [2]byte{'s', 'Q'}}
+			}
+			return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
+		}
+		srv = s
+		srv.Counters.LbTot.Add(1)
+		be.BE.LbTot.Add(1)
+	}
+	var fl pool.Flags
+	if !first {
+		fl |= pool.NotFirst
+	}
+	if e := srv.pool.Get(shard, fl); e != nil {
+		srv.Counters.Reuse.Add(1)
+		be.BE.Reuse.Add(1)
+		return e, srv, nil
+	}
+	for attempt := 0; ; attempt++ {
+		gen := srv.pool.Gen()
+		t0 := time.Now()
+		nc, _, err := srv.dialServer(ctx, clientPort(c), be.connectTimeout())
+		si.tc = time.Since(t0)
+		if err == nil {
+			srv.Counters.Connect.Add(1)
+			be.BE.Connect.Add(1)
+			sc := &srvConn{Conn: nc, buf: bufPool.Get()}
+			sc.buf.Reset()
+			return srv.pool.Track(sc, gen), srv, nil
+		}
+		srv.Counters.Econ.Add(1)
+		be.BE.Econ.Add(1)
+		if attempt >= be.Retries {
+			si.srv = srv
+			srv.releaseSlot()
+			return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
+		}
+		si.retries++
+		srv.Counters.Wretr.Add(1)
+		be.BE.Wretr.Add(1)
+		if be.Redispatch && attempt == be.Retries-1 {
+			srv.releaseSlot()
+			s, _, err := be.pick(ctx, key, srv)
+			if err != nil {
+				return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
+			}
+			srv = s
+			be.BE.Wredis.Add(1)
+			srv.Counters.Wredis.Add(1)
+			continue
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			srv.releaseSlot()
+			return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
+		}
+	}
+}
+
+// relayResponse reads the server's response and forwards it to the client.
+// It returns whether the server connection may be pooled.
+func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Server, entry *pool.Entry[*srvConn], c net.Conn, cbuf *http1.Buffer, hc *hconn, req *http1.Head, si *streamInfo, cw *countWriter, clientKeep bool, reqTotal int) (int, bool, error) {
+	sc := entry.Conn
+	sbuf := sc.buf
+	resp := &hc.resp
+	gotAny := false
+	var hlen int
+	for {
+		// Read one response head.
+		for {
+			if sbuf.Len() > 0 {
+				n, err := resp.ParseResponse(sbuf.Bytes(), req.Method)
+				if err != nil {
+					var he *http1.Error
+					errors.As(err, &he)
+					proc.recordError(be, srv, sbuf.Bytes(), he, si.client)
+					return 0, false, err
+				}
+				if n > 0 {
+					hlen = n
+					break
+				}
+			}
+			_, err := sbuf.Fill(sc)
+			if err != nil {
+				if !gotAny && sbuf.Len() == 0 && (err == io.EOF || isReset(err)) {
+					return 0, false, errStaleConn
+				}
+				return 0, false, err
+			}
+			gotAny = true
+		}
+		si.tr = time.Since(si.accept)
+		if resp.IsInterim() {
+			// 100-continue and other interim responses go to the client
+			// as they are; the final response follows.
+			if _, err := cw.Write(sbuf.Bytes()[:hlen]); err != nil {
+				return 0, false, errClientGone
+			}
+			sbuf.Discard(hlen)
+			if req.Flags&http1.FlagExpect100 != 0 && !hc.reqBody.Done() {
+				if reqTotal > 0 {
+					cbuf.Discard(reqTotal)
+					reqTotal = 0
+				}
+				if _, err := http1.Forward(sc, cbuf, c, &hc.reqBody); err != nil {
+					return 0, false, errClientGone
+				}
+			}
+			continue
+		}
+		break
+	}
+	// The request is answered: drop it from the client buffer.
+	if reqTotal > 0 {
+		cbuf.Discard(reqTotal)
+	}
+	si.status = resp.Status
+	view := reqView{h: resp, client: si.client, status: resp.Status}
+	hc.rwResp.Reset()
+	for _, px := range []*Proxy{be, fe} {
+		for _, r := range px.respRules {
+			if !r.cond.eval(&view) {
+				continue
+			}
+			switch r.act {
+			case actSetHeader:
+				hc.rwResp.Set(resp, r.name, r.value)
+			case actAddHeader:
+				hc.rwResp.Add(r.name, r.value)
+			case actDelHeader:
+				resp.Del(r.name)
+			case actDeny:
+				be.BE.Dresp.Add(1)
+				srv.Counters.Dresp.Add(1)
+				return 0, false, errors.New("core: response denied")
+			}
+		}
+	}
+	upgrade := resp.Status == 101 && req.IsUpgrade()
+	keepClient := clientKeep && resp.KeepAlive() && !upgrade && hc.reqBody.Done()
+	si.keepClient = keepClient
+	cliMode := http1.ConnNone
+	switch {
+	case upgrade:
+	case !keepClient:
+		cliMode = http1.ConnClose
+	case req.Flags&http1.FlagVer11 == 0:
+		cliMode = http1.ConnKeepAlive
+	}
+	hc.rwResp.SetConnection(resp, cliMode)
+	hc.rsBody.Init(resp)
+	total, complete, err := http1.Complete(sbuf.Bytes(), hlen, &hc.rsBody)
+	if err != nil {
+		return 0, false, err
+	}
+	if fe.Timeouts.Client > 0 {
+		c.SetWriteDeadline(time.Now().Add(fe.Timeouts.Client))
+	}
+	if _, err := hc.rwResp.WriteTo(cw, resp, sbuf.Bytes()[hlen:total]); err != nil {
+		return resp.Status, false, errClientGone
+	}
+	sbuf.Discard(total)
+	if upgrade {
+		proc.tunnel(fe, be, c, cbuf, sc, si, cw)
+		return resp.Status, false, nil
+	}
+	if !complete {
+		if _, err := http1.Forward(cw, sbuf, sc, &hc.rsBody); err != nil {
+			if isTimeout(err) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return resp.Status, false, errHeadersSent
+			}
+			var oe *net.OpError
+			if errors.As(err, &oe) && oe.Op == "write" {
+				return resp.Status, false, errClientGone
+			}
+			return resp.Status, false, errHeadersSent
+		}
+	}
+	c.SetWriteDeadline(time.Time{})
+	keepSrv := resp.KeepAlive() && sbuf.Len() == 0 && fe.ConnMode == HTTPKeepAlive && be.ConnMode == HTTPKeepAlive && hc.reqBody.Done()
+	return resp.Status, keepSrv, nil
+}
+
+// tunnel relays bytes both ways after a protocol upgrade.
+func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *srvConn, si *streamInfo, cw *countWriter) {
+	if cbuf.Len() > 0 {
+		sc.Write(cbuf.Bytes())
+		cbuf.Reset()
+	}
+	if sc.buf.Len() > 0 {
+		cw.Write(sc.buf.Bytes())
+		sc.buf.Reset()
+	}
+	to := be.Timeouts.Tunnel
+	if to == 0 {
+		to = fe.Timeouts.Client
+	}
+	c.SetDeadline(time.Time{})
+	sc.SetDeadline(time.Time{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		n, _ := pipe(sc.Conn, c, to)
+		si.bytesIn += n
+		closeWrite(sc.Conn)
+	}()
+	n, _ := pipe(c, sc.Conn, to)
+	cw.n += n
+	closeWrite(c)
+	wg.Wait()
+}
+
+func isReset(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe)
+}
+
+// applyReqRules runs http-request rules. done means the request was
+// answered by a rule; keep then says whether the connection goes on.
+func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, hc *hconn, c net.Conn, cbuf *http1.Buffer, hlen int, si *streamInfo) (bool, bool) {
+	for _, r := range rules {
+		if !r.cond.eval(view) {
+			continue
+		}
+		switch r.act {
+		case actAllow:
+			return false, false
+		case actSetHeader:
+			hc.rwReq.Set(&hc.req, r.name, r.value)
+		case actAddHeader:
+			hc.rwReq.Add(r.name, r.value)
+		case actDelHeader:
+			hc.req.Del(r.name)
+		case actDeny, actReturn:
+			if r.act == actDeny {
+				si.fe.FE.Dreq.Add(1)
+				if px != si.fe {
+					px.BE.Dreq.Add(1)
+				}
+				si.term = [2]byte{'P', 'R'}
+			}
+			si.status = r.status
+			// The request body, if any, is not read: close after replying.
+			keep := r.act == actReturn && hc.req.Body == http1.BodyNone && hc.req.KeepAlive()
+			mode := http1.ConnClose
+			if keep {
+				mode = http1.ConnNone
+				if hc.req.Flags&http1.FlagVer11 == 0 {
+					mode = http1.ConnKeepAlive
+				}
+				cbuf.Discard(hlen)
+			}
+			b := r.reply.Bytes(mode)
+			c.Write(b)
+			si.bytesOut = int64(len(b))
+			si.tt = time.Since(si.accept)
+			si.ta = si.tt
+			si.fe.FE.Hrsp[HrspClass(r.status)].Add(1)
+			proc.logHTTP(si)
+			return true, keep && !r.reply.ForceClose
+		}
+	}
+	return false, false
+}
+
+// replyError answers with the proxy's error page for status and logs.
+func (proc *Process) replyError(px *Proxy, c net.Conn, status int, closing bool, si *streamInfo) {
+	var b []byte
+	if r := px.errReply[status]; r != nil {
+		b = r.Bytes(http1.ConnClose)
+	} else if r := http1.ErrorReply(status); r != nil {
+		b = r.Bytes(http1.ConnClose)
+	}
+	if b != nil {
+		c.SetWriteDeadline(time.Now().Add(time.Second))
+		c.Write(b)
+	}
+	si.bytesOut = int64(len(b))
+	si.tt = time.Since(si.accept)
+	si.ta = si.tt
+	si.fe.FE.Hrsp[HrspClass(status)].Add(1)
+	if si.be != nil && si.be != si.fe {
+		si.be.BE.Hrsp[HrspClass(status)].Add(1)
+	}
+	proc.logHTTP(si)
+}
+
+func (proc *Process) accountHTTP(fe, be *Proxy, srv *Server, si *streamInfo) {
+	cl := HrspClass(si.status)
+	fe.FE.Hrsp[cl].Add(1)
+	fe.FE.Bin.Add(si.bytesIn)
+	fe.FE.Bout.Add(si.bytesOut)
+	be.BE.Hrsp[cl].Add(1)
+	be.BE.Bin.Add(si.bytesIn)
+	be.BE.Bout.Add(si.bytesOut)
+	srv.Counters.Hrsp[cl].Add(1)
+	srv.Counters.Bin.Add(si.bytesIn)
+	srv.Counters.Bout.Add(si.bytesOut)
+	srv.Counters.ReqTot.Add(1)
+	srv.Counters.LastSess.Store(si.accept.Unix())
+	srv.Counters.Stot.Add(1)
+	for _, c := range []*Counters{&be.BE, &srv.Counters} {
+		c.Qtime.Add(ms(si.tw))
+		c.Ctime.Add(ms(si.tc))
+		c.Rtime.Add(ms(si.tr))
+		c.Ttime.Add(ms(si.tt))
+		storeMax(&c.QtimeMax, ms(si.tw))
+		storeMax(&c.CtimeMax, ms(si.tc))
+		storeMax(&c.RtimeMax, ms(si.tr))
+		storeMax(&c.TtimeMax, ms(si.tt))
+	}
+}
+
+// hashKey computes the balance key of a hashing backend.
+func (proc *Process) hashKey(be *Proxy, req *http1.Head, client net.Addr) (uint32, bool) {
+	rt := be.rt
+	switch rt.bal.Algo {
+	case lb.Source:
+		return sourceHash(client, rt.hash), true
+	case lb.URI:
+		k := lb.URIKey(req.URI(), &rt.bal)
+		return rt.hash.Sum(k), true
+	case lb.URLParam:
+		if v, ok := lb.FindURLParam(req.URI(), rt.bal.Param); ok {
+			return rt.hash.Sum(v), true
+		}
+	case lb.Hdr:
+		if v, ok := req.Get(rt.bal.Header); ok && len(v) > 0 {
+			if rt.bal.DomainOnly {
+				v = lb.HostDomain(v)
+			}
+			return rt.hash.Sum(v), true
+		}
+	}
+	return 0, false
+}
+
+func appendReqLine(b []byte, h *http1.Head) []byte {
+	b = append(b, h.MethodBytes()...)
+	b = append(b, ' ')
+	b = append(b, h.URI()...)
+	b = append(b, ' ')
+	return append(b, h.Version()...)
+}

@@ -1,0 +1,266 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"goha/core/pool"
+)
+
+// Run opens every listener and starts serving. It returns once everything
+// listens, or with the first error (nothing is left open then).
+func (proc *Process) Run() error {
+	pools, err := pool.NewSet[*srvConn](pool.Options{Threads: proc.Threads})
+	if err != nil {
+		return err
+	}
+	proc.pools = pools
+	for _, p := range proc.Conf.Proxies {
+		if p.IsBackend() {
+			if err := proc.initBackend(p); err != nil {
+				return fmt.Errorf("backend '%s': %v", p.Name, err)
+			}
+		}
+		if p.IsFrontend() {
+			p.liveMaxConn.Store(int64(p.MaxConn))
+		}
+	}
+	pools.Start()
+	proc.OnStop(pools.Stop)
+	proc.globalMax.Store(int64(proc.Conf.Global.MaxConn))
+	for _, p := range proc.Conf.Proxies {
+		if !p.IsFrontend() || p.Disabled {
+			continue
+		}
+		for _, b := range p.Binds {
+			for _, a := range b.Addrs {
+				if err := proc.listen(p, b, a); err != nil {
+					proc.closeListeners()
+					return fmt.Errorf("Starting frontend %s: cannot bind socket (%v) [%s]", p.Name, err, b.Addr)
+				}
+			}
+		}
+	}
+	proc.OnStop(proc.closeListeners)
+	for _, fn := range startHooks {
+		if err := fn(proc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startHooks run at the end of Run: features that need the process
+// running (health checks, state files) register here.
+var startHooks []func(proc *Process) error
+
+// listener is one listening socket of a bind line, for one shard.
+type listener struct {
+	ln    net.Listener
+	fe    *Proxy
+	bind  *Bind
+	shard int // -1: connections are spread over the shards
+	unix  string
+}
+
+func reusePortControl(network, address string, c syscall.RawConn) error {
+	var serr error
+	err := c.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+	})
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+func (proc *Process) listen(fe *Proxy, b *Bind, addr string) error {
+	kind, rest, _ := strings.Cut(addr, ":")
+	switch kind {
+	case "fd":
+		n, _ := strconv.Atoi(rest)
+		f := os.NewFile(uintptr(n), "fd@"+rest)
+		if f == nil {
+			return fmt.Errorf("invalid file descriptor %d", n)
+		}
+		ln, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		proc.addListener(&listener{ln: ln, fe: fe, bind: b, shard: -1})
+	case "unix":
+		if fi, err := os.Lstat(rest); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			os.Remove(rest)
+		}
+		ln, err := net.Listen("unix", rest)
+		if err != nil {
+			return err
+		}
+		proc.addListener(&listener{ln: ln, fe: fe, bind: b, shard: -1, unix: rest})
+	default:
+		lc := net.ListenConfig{Control: reusePortControl}
+		for sh := 0; sh < proc.Threads; sh++ {
+			ln, err := lc.Listen(context.Background(), "tcp", rest)
+			if err != nil {
+				return err
+			}
+			proc.addListener(&listener{ln: ln, fe: fe, bind: b, shard: sh})
+		}
+	}
+	return nil
+}
+
+func (proc *Process) addListener(l *listener) {
+	proc.lmu.Lock()
+	proc.listeners = append(proc.listeners, l)
+	proc.lmu.Unlock()
+	proc.active.Add(1)
+	go proc.acceptLoop(l)
+}
+
+func (proc *Process) closeListeners() {
+	proc.lmu.Lock()
+	ls := proc.listeners
+	proc.listeners = nil
+	proc.lmu.Unlock()
+	for _, l := range ls {
+		l.ln.Close()
+		if l.unix != "" {
+			os.Remove(l.unix)
+		}
+	}
+}
+
+// Listeners returns the addresses goha listens on for frontend fe, in
+// bind order (tests and the demo use it to find ports chosen by the system).
+func (proc *Process) Listeners(fe *Proxy) []net.Addr {
+	proc.lmu.Lock()
+	defer proc.lmu.Unlock()
+	var out []net.Addr
+	for _, l := range proc.listeners {
+		if l.fe == fe {
+			out = append(out, l.ln.Addr())
+		}
+	}
+	return out
+}
+
+// connSlot counts connections against global, frontend and bind maxconn;
+// accept waits while any is reached, as HAProxy pauses its listeners.
+func (proc *Process) acquire(l *listener) bool {
+	for {
+		if proc.stoppingNow() {
+			return false
+		}
+		g := proc.globalMax.Load()
+		f := l.fe.liveMaxConn.Load()
+		bm := int64(l.bind.MaxConn)
+		okG := g <= 0 || proc.curConns.Load() < g
+		okF := f <= 0 || l.fe.FE.Scur.Load() < f
+		okB := bm <= 0 || l.bind.Counters.Scur.Load() < bm
+		if okG && okF && okB {
+			proc.curConns.Add(1)
+			return true
+		}
+		select {
+		case <-proc.connFreed:
+		case <-time.After(100 * time.Millisecond):
+		case <-proc.stopping:
+			return false
+		}
+	}
+}
+
+func (proc *Process) release() {
+	proc.curConns.Add(-1)
+	select {
+	case proc.connFreed <- struct{}{}:
+	default:
+	}
+}
+
+func (proc *Process) acceptLoop(l *listener) {
+	defer proc.active.Done()
+	var rr atomic.Uint32
+	for {
+		if !proc.acquire(l) {
+			return
+		}
+		c, err := l.ln.Accept()
+		if err != nil {
+			proc.release()
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// EMFILE and friends: back off rather than spin.
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		shard := l.shard
+		if shard < 0 {
+			shard = int(rr.Add(1)) % proc.Threads
+		}
+		proc.streams.Add(1)
+		go proc.serveConn(l, c, shard)
+	}
+}
+
+func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
+	defer proc.streams.Done()
+	defer proc.release()
+	now := time.Now()
+	fe := l.fe
+	fe.FE.SessionStart(now)
+	fe.FE.Conn(now)
+	l.bind.Counters.SessionStart(now)
+	defer fe.FE.SessionEnd()
+	defer l.bind.Counters.SessionEnd()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	if fe.Mode == ModeHTTP {
+		proc.serveHTTP(fe, c, shard, now)
+	} else {
+		proc.serveTCP(fe, c, shard, now)
+	}
+}
+
+// SoftStop stops accepting, then waits for the streams in flight (at most
+// grace, when set) before returning.
+func (proc *Process) SoftStop(grace time.Duration) {
+	proc.softStopping.Store(true)
+	proc.closeListeners()
+	done := make(chan struct{})
+	go func() { proc.streams.Wait(); close(done) }()
+	if grace > 0 {
+		select {
+		case <-done:
+		case <-time.After(grace):
+		}
+		return
+	}
+	<-done
+}
+
+func (proc *Process) stoppingNow() bool {
+	select {
+	case <-proc.stopping:
+		return true
+	default:
+		return proc.softStopping.Load()
+	}
+}
+
+var _ = io.EOF

@@ -1,0 +1,190 @@
+package core
+
+import (
+	"net"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Access logs in HAProxy's tcplog and httplog formats. The line is built in
+// a pooled buffer and handed to the process's log sinks.
+
+func appendLogDate(b []byte, t time.Time) []byte {
+	// 29/Nov/2026:23:00:00.123
+	b = appendPad(b, t.Day(), 2)
+	b = append(b, '/')
+	b = append(b, t.Month().String()[:3]...)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(t.Year()), 10)
+	b = append(b, ':')
+	b = appendPad(b, t.Hour(), 2)
+	b = append(b, ':')
+	b = appendPad(b, t.Minute(), 2)
+	b = append(b, ':')
+	b = appendPad(b, t.Second(), 2)
+	b = append(b, '.')
+	b = appendPad(b, t.Nanosecond()/1e6, 3)
+	return b
+}
+
+func appendPad(b []byte, v, width int) []byte {
+	s := strconv.Itoa(v)
+	for i := len(s); i < width; i++ {
+		b = append(b, '0')
+	}
+	return append(b, s...)
+}
+
+func appendClient(b []byte, a net.Addr) []byte {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		ip := ta.IP
+		if v4 := ip.To4(); v4 != nil {
+			ip = v4
+		}
+		b = append(b, ip.String()...)
+		b = append(b, ':')
+		return strconv.AppendInt(b, int64(ta.Port), 10)
+	}
+	return append(b, "unix:1"...)
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+func appendMs(b []byte, d time.Duration, valid bool) []byte {
+	if !valid {
+		return append(b, "-1"...)
+	}
+	return strconv.AppendInt(b, ms(d), 10)
+}
+
+func (si *streamInfo) appendNames(b []byte) []byte {
+	b = append(b, si.fe.Name...)
+	b = append(b, ' ')
+	if si.be != nil {
+		b = append(b, si.be.Name...)
+	} else {
+		b = append(b, si.fe.Name...)
+	}
+	b = append(b, '/')
+	if si.srv != nil {
+		b = append(b, si.srv.Name...)
+	} else {
+		b = append(b, "<NOSRV>"...)
+	}
+	return b
+}
+
+func (proc *Process) appendConnCounts(b []byte, si *streamInfo) []byte {
+	b = strconv.AppendInt(b, proc.curConns.Load(), 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, si.fe.FE.Scur.Load(), 10)
+	b = append(b, '/')
+	if si.be != nil {
+		b = strconv.AppendInt(b, si.be.BE.Scur.Load(), 10)
+	} else {
+		b = append(b, '0')
+	}
+	b = append(b, '/')
+	if si.srv != nil {
+		b = strconv.AppendInt(b, si.srv.Counters.Scur.Load(), 10)
+	} else {
+		b = append(b, '0')
+	}
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(si.retries), 10)
+	b = append(b, ' ')
+	b = append(b, '0', '/')
+	if si.be != nil {
+		b = strconv.AppendInt(b, si.be.BE.Qcur.Load(), 10)
+	} else {
+		b = append(b, '0')
+	}
+	return b
+}
+
+// logTCP emits a tcplog line:
+// %ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq
+func (proc *Process) logTCP(si *streamInfo) {
+	if !proc.wantsLog(si.fe) {
+		return
+	}
+	bp := logBufs.Get().(*[]byte)
+	b := (*bp)[:0]
+	b = appendClient(b, si.client)
+	b = append(b, " ["...)
+	b = appendLogDate(b, si.accept)
+	b = append(b, "] "...)
+	b = si.appendNames(b)
+	b = append(b, ' ')
+	b = appendMs(b, si.tw, si.srv != nil || si.term[1] == 'Q')
+	b = append(b, '/')
+	b = appendMs(b, si.tc, si.srv != nil)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, ms(si.tt), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, si.bytesOut, 10)
+	b = append(b, ' ', si.term[0], si.term[1], ' ')
+	b = proc.appendConnCounts(b, si)
+	proc.emitLog(si.fe, b)
+	*bp = b
+	logBufs.Put(bp)
+}
+
+// logHTTP emits an httplog line:
+// %ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc
+// %ac/%fc/%bc/%sc/%rc %sq/%bq %{+Q}r
+func (proc *Process) logHTTP(si *streamInfo) {
+	if !proc.wantsLog(si.fe) {
+		return
+	}
+	bp := logBufs.Get().(*[]byte)
+	b := (*bp)[:0]
+	b = appendClient(b, si.client)
+	b = append(b, " ["...)
+	b = appendLogDate(b, si.accept)
+	b = append(b, "] "...)
+	b = si.appendNames(b)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, ms(si.trq), 10)
+	b = append(b, '/')
+	b = appendMs(b, si.tw, si.srv != nil)
+	b = append(b, '/')
+	b = appendMs(b, si.tc, si.srv != nil)
+	b = append(b, '/')
+	b = appendMs(b, si.tr, si.status > 0 && si.srv != nil)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, ms(si.ta), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(si.status), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, si.bytesOut, 10)
+	b = append(b, " - - "...)
+	b = append(b, si.term[0], si.term[1], '-', '-', ' ')
+	b = proc.appendConnCounts(b, si)
+	b = append(b, ' ', '"')
+	b = append(b, si.reqLine...)
+	b = append(b, '"')
+	proc.emitLog(si.fe, b)
+	*bp = b
+	logBufs.Put(bp)
+}
+
+func (proc *Process) wantsLog(fe *Proxy) bool {
+	return proc.LogOut != nil || proc.LogSink != nil
+}
+
+// emitLog hands a finished line to the sinks. LogSink, when set, gets the
+// message without a trailing newline (the logging layer frames it).
+func (proc *Process) emitLog(fe *Proxy, line []byte) {
+	if proc.LogSink != nil {
+		proc.LogSink(fe, line)
+	}
+	if proc.LogOut != nil {
+		proc.logMu.Lock()
+		proc.LogOut.Write(append(line, '\n'))
+		proc.logMu.Unlock()
+	}
+}
+
+var logBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}

@@ -1,0 +1,216 @@
+package core
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"goha/core/diag"
+	"goha/core/http1"
+)
+
+func init() { registerPostCheck(compileHTTP) }
+
+type useBackendRule struct {
+	cond *Cond
+	be   *Proxy
+}
+
+type ruleAction int
+
+const (
+	actSetHeader ruleAction = iota
+	actAddHeader
+	actDelHeader
+	actDeny
+	actReturn
+	actAllow
+)
+
+// httpRule is a compiled http-request or http-response rule.
+type httpRule struct {
+	act    ruleAction
+	name   string
+	value  []byte
+	status int
+	reply  *http1.Reply
+	cond   *Cond
+}
+
+// compileHTTP compiles ACLs, use_backend conditions, http rules and error
+// files of every proxy, reporting problems at their lines.
+func compileHTTP(b *builder) {
+	for _, p := range b.cfg.Proxies {
+		named := map[string][]*aclTerm{}
+		for _, a := range p.ACLs {
+			t, err := compileACL(a.Words)
+			if err != nil {
+				b.d.Alertf(a.Pos, "error detected while parsing ACL '%s' : %v", a.Name, err)
+				continue
+			}
+			named[a.Name] = append(named[a.Name], t)
+		}
+		for _, ub := range p.UseBackends {
+			c, err := compileCond(ub.Cond, named)
+			if err != nil {
+				b.d.Alertf(ub.Pos, "error detected while parsing switching rule : %v.", err)
+				continue
+			}
+			if ub.Target != nil {
+				p.useBE = append(p.useBE, useBackendRule{cond: c, be: ub.Target})
+			}
+		}
+		for _, r := range p.HTTPReqRules {
+			if rule, err := compileRule(r.Words, named, false); err != nil {
+				b.d.Alertf(r.Pos, "'http-request %s' : %v", first(r.Words), err)
+			} else {
+				p.reqRules = append(p.reqRules, rule)
+			}
+		}
+		for _, r := range p.HTTPRespRules {
+			if rule, err := compileRule(r.Words, named, true); err != nil {
+				b.d.Alertf(r.Pos, "'http-response %s' : %v", first(r.Words), err)
+			} else {
+				p.respRules = append(p.respRules, rule)
+			}
+		}
+		for code, path := range p.ErrorFiles {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				b.d.Add(diag.Diag{Sev: diag.Alert, Pos: p.Pos, Msg: fmt.Sprintf("error opening file '%s'.", path)})
+				continue
+			}
+			r, err := http1.NewReply(raw)
+			if err != nil {
+				b.d.Add(diag.Diag{Sev: diag.Alert, Pos: p.Pos, Msg: fmt.Sprintf("'%s': %v", path, err)})
+				continue
+			}
+			if p.errReply == nil {
+				p.errReply = map[int]*http1.Reply{}
+			}
+			p.errReply[code] = r
+		}
+	}
+}
+
+func splitCond(words []string) ([]string, []string) {
+	for i, w := range words {
+		if w == "if" || w == "unless" {
+			return words[:i], words[i:]
+		}
+	}
+	return words, nil
+}
+
+func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpRule, error) {
+	args, condWords := splitCond(words)
+	cond, err := compileCond(condWords, named)
+	if err != nil {
+		return nil, err
+	}
+	r := &httpRule{cond: cond}
+	switch args[0] {
+	case "set-header", "add-header":
+		if len(args) < 3 {
+			return nil, fmt.Errorf("expects exactly 2 arguments.")
+		}
+		r.act = actSetHeader
+		if args[0] == "add-header" {
+			r.act = actAddHeader
+		}
+		r.name, r.value = args[1], []byte(joinWords(args[2:]))
+	case "del-header":
+		if len(args) < 2 {
+			return nil, fmt.Errorf("expects at least 1 argument.")
+		}
+		r.act, r.name = actDelHeader, args[1]
+	case "allow":
+		r.act = actAllow
+	case "deny":
+		r.act, r.status = actDeny, 403
+		if resp {
+			r.status = 502
+		}
+		for i := 1; i+1 < len(args); i++ {
+			if args[i] == "deny_status" {
+				n, err := strconv.Atoi(args[i+1])
+				if err != nil {
+					return nil, fmt.Errorf("invalid status code '%s'.", args[i+1])
+				}
+				r.status = n
+			}
+		}
+		r.reply = http1.ErrorReply(r.status)
+		if r.reply == nil {
+			return nil, fmt.Errorf("status code '%d' not handled.", r.status)
+		}
+	case "return":
+		r.act, r.status = actReturn, 200
+		ctype, body := "", ""
+		for i := 1; i < len(args); i++ {
+			if i+1 >= len(args) {
+				return nil, fmt.Errorf("'%s' expects an argument.", args[i])
+			}
+			switch args[i] {
+			case "status":
+				n, err := strconv.Atoi(args[i+1])
+				if err != nil || n < 200 || n > 599 {
+					return nil, fmt.Errorf("status code '%s' is invalid.", args[i+1])
+				}
+				r.status = n
+			case "content-type":
+				ctype = args[i+1]
+			case "string", "lf-string":
+				body = args[i+1]
+			default:
+				return nil, fmt.Errorf("unknown argument '%s'.", args[i])
+			}
+			i++
+		}
+		raw := "HTTP/1.1 " + strconv.Itoa(r.status) + " " + reasonPhrase(r.status) + "\r\ncontent-length: " + strconv.Itoa(len(body)) + "\r\n"
+		if ctype != "" {
+			raw += "content-type: " + ctype + "\r\n"
+		}
+		raw += "\r\n" + body
+		rep, err := http1.NewReply([]byte(raw))
+		if err != nil {
+			return nil, err
+		}
+		r.reply = rep
+	default:
+		return nil, fmt.Errorf("unknown or unsupported action '%s'; goha supports 'set-header', 'add-header', 'del-header', 'allow', 'deny' and 'return'.", args[0])
+	}
+	return r, nil
+}
+
+func reasonPhrase(code int) string {
+	switch code {
+	case 200:
+		return "OK"
+	case 201:
+		return "Created"
+	case 204:
+		return "No Content"
+	case 301:
+		return "Moved Permanently"
+	case 302:
+		return "Found"
+	case 400:
+		return "Bad Request"
+	case 401:
+		return "Unauthorized"
+	case 403:
+		return "Forbidden"
+	case 404:
+		return "Not Found"
+	case 500:
+		return "Internal Server Error"
+	case 502:
+		return "Bad Gateway"
+	case 503:
+		return "Service Unavailable"
+	case 504:
+		return "Gateway Time-out"
+	}
+	return "Other"
+}

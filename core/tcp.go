@@ -1,0 +1,235 @@
+package core
+
+import (
+	"context"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"goha/core/lb"
+)
+
+// copyBufs recycles the buffers of TCP tunnels.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 16384); return &b }}
+
+// streamInfo is what an access log line reports about one stream.
+type streamInfo struct {
+	accept      time.Time
+	client      net.Addr
+	fe, be      *Proxy
+	srv         *Server
+	tw, tc, tt  time.Duration // queue, connect, total
+	tr, ta, trq time.Duration // response, active, request
+	bytesOut    int64         // bytes sent to the client
+	bytesIn     int64
+	status      int
+	term        [2]byte // termination state: who ended it and in which phase
+	retries     int
+	reqLine     string
+	keepClient  bool
+}
+
+// connectServer assigns a server and opens a connection to it, with
+// retries and redispatch as the backend's settings say.
+func (proc *Process) connectServer(ctx context.Context, be *Proxy, key lb.Key, clientPort int, si *streamInfo) (net.Conn, *Server, error) {
+	var avoid *Server
+	tries := be.Retries
+	for attempt := 0; ; attempt++ {
+		srv, qt, err := be.pick(ctx, key, avoid)
+		si.tw += qt
+		if err != nil {
+			return nil, nil, err
+		}
+		srv.Counters.LbTot.Add(1)
+		be.BE.LbTot.Add(1)
+		t0 := time.Now()
+		c, _, err := srv.dialServer(ctx, clientPort, be.connectTimeout())
+		si.tc = time.Since(t0)
+		if err == nil {
+			srv.Counters.Connect.Add(1)
+			be.BE.Connect.Add(1)
+			return c, srv, nil
+		}
+		srv.releaseSlot()
+		srv.Counters.Econ.Add(1)
+		be.BE.Econ.Add(1)
+		if attempt >= tries {
+			si.srv = srv
+			return nil, srv, errConnect
+		}
+		si.retries++
+		srv.Counters.Wretr.Add(1)
+		be.BE.Wretr.Add(1)
+		// HAProxy redispatches on the last retry when option redispatch
+		// is set; otherwise it insists on the same server.
+		if be.Redispatch && attempt == tries-1 {
+			avoid = srv
+			be.BE.Wredis.Add(1)
+			srv.Counters.Wredis.Add(1)
+		} else {
+			avoid = nil
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+func (p *Proxy) connectTimeout() time.Duration {
+	if p.Timeouts.Connect > 0 {
+		return p.Timeouts.Connect
+	}
+	return 5 * time.Second
+}
+
+// serveTCP forwards a tcp-mode connection to a server of the default
+// backend, both ways, with half-close.
+func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
+	defer c.Close()
+	si := &streamInfo{accept: now, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
+	be := fe.DefBE
+	if be == nil {
+		si.term = [2]byte{'P', 'R'}
+		proc.logTCP(si)
+		return
+	}
+	si.be = be
+	be.BE.SessionStart(now)
+	defer be.BE.SessionEnd()
+	key := lb.Key{Shard: shard}
+	if be.rt.bal.NeedsKey() {
+		key.Hash, key.HasHash = sourceHash(c.RemoteAddr(), be.rt.hash), true
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := context.AfterFunc(ctxStop(proc), cancel)
+	defer stop()
+	sc, srv, err := proc.connectServer(ctx, be, key, clientPort(c), si)
+	if err != nil {
+		switch err {
+		case errQueueTimeout:
+			si.term = [2]byte{'s', 'Q'}
+		case errNoServer:
+			si.term = [2]byte{'S', 'C'}
+		default:
+			si.term = [2]byte{'S', 'C'}
+		}
+		si.tt = time.Since(now)
+		proc.logTCP(si)
+		return
+	}
+	si.srv = srv
+	srv.Counters.SessionStart(time.Now())
+	defer srv.Counters.SessionEnd()
+	defer srv.releaseSlot()
+	defer sc.Close()
+
+	cliTO, srvTO := fe.Timeouts.Client, be.Timeouts.Server
+	if be.Timeouts.Tunnel > 0 {
+		cliTO, srvTO = be.Timeouts.Tunnel, be.Timeouts.Tunnel
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var up int64
+	var upErr error
+	go func() {
+		defer wg.Done()
+		up, upErr = pipe(sc, c, cliTO)
+		closeWrite(sc)
+	}()
+	down, downErr := pipe(c, sc, srvTO)
+	closeWrite(c)
+	wg.Wait()
+	si.bytesIn, si.bytesOut = up, down
+	fe.FE.Bin.Add(up)
+	fe.FE.Bout.Add(down)
+	be.BE.Bin.Add(up)
+	be.BE.Bout.Add(down)
+	srv.Counters.Bin.Add(up)
+	srv.Counters.Bout.Add(down)
+	switch {
+	case isTimeout(upErr):
+		si.term = [2]byte{'c', 'D'}
+	case isTimeout(downErr):
+		si.term = [2]byte{'s', 'D'}
+	}
+	si.tt = time.Since(now)
+	proc.logTCP(si)
+}
+
+// pipe copies src to dst until EOF or an error, re-arming src's read
+// deadline at most once a second (deadlines are costly per read).
+func pipe(dst, src net.Conn, idle time.Duration) (int64, error) {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	var n int64
+	var armed time.Time
+	for {
+		if idle > 0 {
+			if now := time.Now(); now.Sub(armed) > time.Second {
+				src.SetReadDeadline(now.Add(idle))
+				armed = now
+			}
+		}
+		r, err := src.Read(buf)
+		if r > 0 {
+			w, werr := dst.Write(buf[:r])
+			n += int64(w)
+			if werr != nil {
+				return n, werr
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				return n, nil
+			}
+			return n, err
+		}
+	}
+}
+
+func closeWrite(c net.Conn) {
+	type cw interface{ CloseWrite() error }
+	if x, ok := c.(cw); ok {
+		x.CloseWrite()
+	} else {
+		c.Close()
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
+
+func clientPort(c net.Conn) int {
+	if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
+}
+
+func sourceHash(a net.Addr, ht lb.HashType) uint32 {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		ip := ta.IP
+		if v4 := ip.To4(); v4 != nil {
+			ip = v4
+		}
+		return lb.SourceHash(ip, ht)
+	}
+	return 0
+}
+
+// ctxStop is a context cancelled when the process stops.
+func ctxStop(proc *Process) context.Context {
+	proc.ctxOnce.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		proc.ctx = ctx
+		go func() { <-proc.stopping; cancel() }()
+	})
+	return proc.ctx
+}
