@@ -38,7 +38,6 @@ type Entry[C Conn] struct {
 
 	// Guarded by the listing shard's mu while the entry is on a list.
 	where      uint8
-	shard      int32
 	idleSince  int64 // monotonic nanoseconds, only with an idle timeout
 	prev, next *Entry[C]
 }

@@ -135,9 +135,9 @@ func (s *Server[C]) Get(thread int, f Flags) *Entry[C] {
 	return e
 }
 
-// popFor takes the warmest candidate from sh: the wanted list, then the
-// safe one when an idle connection was wanted and safe ones exist.
-// sh.mu must be held.
+// popForLocked takes the warmest candidate from sh: the wanted list,
+// then the safe one when an idle connection was wanted and safe ones
+// exist. sh.mu must be held.
 func (s *Server[C]) popForLocked(sh *shard[C], wantSafe bool) *Entry[C] {
 	var e *Entry[C]
 	if wantSafe {
@@ -154,8 +154,8 @@ func (s *Server[C]) popForLocked(sh *shard[C], wantSafe bool) *Entry[C] {
 	return e
 }
 
-// unlistLocked removes e from sh and updates every idle counter.
-// sh.mu must be held.
+// unlistLocked removes e from sh and updates every idle counter. sh.mu
+// must be held.
 func (s *Server[C]) unlistLocked(sh *shard[C], e *Entry[C]) {
 	if e.where == onSafe {
 		sh.safe.remove(e)
@@ -310,7 +310,6 @@ func (s *Server[C]) Release(thread int, e *Entry[C], safe bool) bool {
 	if s.st.IdleTimeout > 0 {
 		e.idleSince = monoNow()
 	}
-	e.shard = int32(thread)
 	if safe {
 		e.where = onSafe
 		sh.safe.pushTail(e)
