@@ -456,6 +456,13 @@ func listenAddr(raw string) (string, error) {
 	if i < 0 || i == len(s)-1 {
 		return "", &ConfigError{Msg: "missing port specification in '" + raw + "'"}
 	}
+	if s[i+1:] == "0" { // any free port
+		hp, err := parseHostPort(s[:i+1]+"1", raw)
+		if err != nil {
+			return "", err
+		}
+		return hp[:len(hp)-1] + "0", nil
+	}
 	return parseHostPort(s, raw)
 }
 
