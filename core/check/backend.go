@@ -241,8 +241,13 @@ func addHTTPRule(rs *Ruleset, r *Rule) error {
 		last = rs.Rules[li]
 	}
 	index := 0
-	if len(rs.Rules) > 0 {
-		index = rs.Rules[len(rs.Rules)-1].Index + 1
+	if n := len(rs.Rules); n > 0 {
+		// The implicit request of "option httpchk" does not count.
+		lr := rs.Rules[n-1]
+		index = lr.Index
+		if !(lr.Action == ActSend && lr.Send.HTTP != nil && lr.Send.HTTP.FromOption) {
+			index++
+		}
 	}
 	switch {
 	case last == nil || (last.Action == ActSend && last.Send.HTTP != nil && last.Send.HTTP.FromOption):

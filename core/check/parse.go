@@ -56,12 +56,13 @@ func parseRuleLine(words []string, prev []*Rule, http bool) (*Rule, error) {
 		r, err = parseVarAction(words)
 	default:
 		if http {
-			return nil, fmt.Errorf("'%s' only supports 'disable-on-404', 'send-state', 'comment', 'connect', 'send', 'expect', 'set-var', 'unset-var'. but got '%s'", kw, act)
+			return nil, fmt.Errorf("'%s' only supports 'disable-on-404', 'send-state', 'comment', 'connect', 'send', 'expect', 'set-var-fmt(*)', 'set-var(*)', 'unset-var(*)'. but got '%s'", kw, act)
 		}
-		return nil, fmt.Errorf("'%s' only supports 'comment', 'connect', 'send', 'send-binary', 'expect', 'set-var', 'unset-var'. but got '%s'", kw, act)
+		return nil, fmt.Errorf("'%s' only supports 'comment', 'connect', 'send', 'send-binary', 'expect', 'set-var-fmt(*)', 'set-var(*)', 'unset-var(*)'. but got '%s'", kw, act)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("'%s %s' : %s.", kw, act, strings.TrimSuffix(err.Error(), "."))
+		// HAProxy appends a period whatever the inner message ends with.
+		return nil, fmt.Errorf("'%s %s' : %s.", kw, act, err)
 	}
 	return r, nil
 }
@@ -213,7 +214,8 @@ func parseSend(words []string) (*Rule, error) {
 		if kind == SendBinary {
 			what = "binary string"
 		}
-		return nil, fmt.Errorf("'%s' expects a %s as argument", act, what)
+		// HAProxy swaps the two words in this message; keep it identical.
+		return nil, fmt.Errorf("'%s' expects a %s as argument", what, act)
 	}
 	r := &Rule{Action: ActSend, Send: &SendRule{Kind: kind}}
 	for i := 3; i < len(words) && words[i] != ""; i++ {
@@ -232,13 +234,13 @@ func parseSend(words []string) (*Rule, error) {
 	case SendBinary:
 		b, err := parseHexBinary(data)
 		if err != nil {
-			return nil, fmt.Errorf("'%s' invalid binary string (%s)", data, err)
+			return nil, fmt.Errorf("'%s' invalid binary string (%s).\n", data, err)
 		}
 		r.Send.Data = b
 	default:
 		f, err := parseLogFormat(data)
 		if err != nil {
-			return nil, fmt.Errorf("'%s' invalid log-format string (%s)", data, err)
+			return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", data, err)
 		}
 		r.Send.fmt = f
 	}
@@ -275,7 +277,7 @@ func parseSendHTTP(words []string) (*Rule, error) {
 			if w == "uri-lf" {
 				f, err := parseLogFormat(a)
 				if err != nil {
-					return nil, fmt.Errorf("'%s' invalid log-format string (%s)", a, err)
+					return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", a, err)
 				}
 				req.URI, req.uriFmt = "", f
 			}
@@ -309,7 +311,7 @@ func parseSendHTTP(words []string) (*Rule, error) {
 			if w == "body-lf" {
 				f, err := parseLogFormat(a)
 				if err != nil {
-					return nil, fmt.Errorf("'%s' invalid log-format string (%s)", a, err)
+					return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", a, err)
 				}
 				req.Body, req.bodyFmt = "", f
 			}
@@ -324,7 +326,7 @@ func parseSendHTTP(words []string) (*Rule, error) {
 func compileRegex(p string) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(p)
 	if err != nil {
-		return nil, fmt.Errorf("regex '%s' is invalid (%v)", p, err)
+		return nil, fmt.Errorf("regex '%s' is invalid (error=%v)", p, err)
 	}
 	return re, nil
 }
@@ -593,14 +595,14 @@ func parseExpect(words []string, prev []*Rule, http bool) (*Rule, error) {
 	if hasOnSuccess {
 		f, err := parseLogFormat(onSuccess)
 		if err != nil {
-			return nil, fmt.Errorf("'%s' invalid log-format string (%s)", onSuccess, err)
+			return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", onSuccess, err)
 		}
 		e.onSuccess = f
 	}
 	if hasOnError {
 		f, err := parseLogFormat(onError)
 		if err != nil {
-			return nil, fmt.Errorf("'%s' invalid log-format string (%s)", onError, err)
+			return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", onError, err)
 		}
 		e.onError = f
 	}
@@ -627,7 +629,7 @@ func parseExpect(words []string, prev []*Rule, http bool) (*Rule, error) {
 		}
 	case ExpectStringLF, ExpectBinaryLF, ExpectHTTPBodyLF:
 		if e.fmt, err = parseLogFormat(pattern); err != nil {
-			return nil, fmt.Errorf("'%s' invalid log-format string (%s)", pattern, err)
+			return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", pattern, err)
 		}
 	case ExpectHTTPHeader:
 		if e.hdrNameMatch == MatchReg {
