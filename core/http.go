@@ -237,6 +237,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				proc.replyError(fe, c, es.status, true, &si)
 				return false
 			}
+			if srv == nil {
+				s.Counters.SessionStart(time.Now())
+				defer s.Counters.SessionEnd()
+			}
 			entry, srv = e, s
 			si.srv = srv
 		}
@@ -277,7 +281,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				si.tr = si.tr - tSent.Sub(start)
 				_ = status
 				if keepSrv {
-					srv.pool.Release(shard, entry, true)
+					srv.pool.Release(shard, entry, entry.Uses() > 1)
 				} else {
 					srv.pool.Done(entry)
 				}
@@ -656,8 +660,6 @@ func (proc *Process) accountHTTP(fe, be *Proxy, srv *Server, si *streamInfo) {
 	srv.Counters.Bin.Add(si.bytesIn)
 	srv.Counters.Bout.Add(si.bytesOut)
 	srv.Counters.ReqTot.Add(1)
-	srv.Counters.LastSess.Store(si.accept.Unix())
-	srv.Counters.Stot.Add(1)
 	for _, c := range []*Counters{&be.BE, &srv.Counters} {
 		c.Qtime.Add(ms(si.tw))
 		c.Ctime.Add(ms(si.tc))

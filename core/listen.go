@@ -171,7 +171,6 @@ func (proc *Process) acquire(l *listener) bool {
 		okF := f <= 0 || l.fe.FE.Scur.Load() < f
 		okB := bm <= 0 || l.bind.Counters.Scur.Load() < bm
 		if okG && okF && okB {
-			proc.curConns.Add(1)
 			return true
 		}
 		select {
@@ -200,7 +199,6 @@ func (proc *Process) acceptLoop(l *listener) {
 		}
 		c, err := l.ln.Accept()
 		if err != nil {
-			proc.release()
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -212,6 +210,7 @@ func (proc *Process) acceptLoop(l *listener) {
 		if shard < 0 {
 			shard = int(rr.Add(1)) % proc.Threads
 		}
+		proc.curConns.Add(1)
 		proc.streams.Add(1)
 		go proc.serveConn(l, c, shard)
 	}
