@@ -236,6 +236,7 @@ func TestLogUsesRingFormatAndMaxlen(t *testing.T) {
 
 func BenchmarkRingWrite(b *testing.B) {
 	r := New("t", 1<<20)
+	r.Format = FormatRFC5424
 	m := &Meta{Facility: 16, Level: LevelInfo, Tag: []byte("haproxy"), PID: []byte("1")}
 	msg := []byte(`127.0.0.1:41234 [29/Nov/2026:20:48:56.256] fe be/s1 0/0/0/1/1 200 120 - - ---- 1/1/0/0/0 0/0 "GET / HTTP/1.1"`)
 	b.ReportAllocs()
