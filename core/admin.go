@@ -194,6 +194,7 @@ type pxRuntimeState struct {
 	chkDown    atomic.Int64 // up to down transitions
 	downSince  atomic.Int64 // unix second it went down, 0 while up
 	downTotal  atomic.Int64 // seconds spent down before downSince
+	shut       atomic.Bool  // shutdown frontend: never accepts again
 }
 
 var (
@@ -823,9 +824,13 @@ func (p *Proxy) EnableFrontend() error {
 
 // ShutdownFrontend closes the frontend's listeners for good.
 func (p *Proxy) ShutdownFrontend() {
+	pxRuntime(p).shut.Store(true)
 	p.stopped.Store(true)
 	fireProxy(p, PxEvShutdown)
 }
+
+// FrontendShut reports whether `shutdown frontend` stopped p for good.
+func (p *Proxy) FrontendShut() bool { return pxRuntime(p).shut.Load() }
 
 // LiveMaxConn is the frontend's maxconn in force.
 func (p *Proxy) LiveMaxConn() int {

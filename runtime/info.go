@@ -1,0 +1,217 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"goha/core"
+)
+
+func init() {
+	Register(
+		&Command{Words: []string{"show", "info"}, Usage: "show info [desc|json|typed|float]*",
+			Help: "report information about the running process", Run: cmdShowInfo},
+		&Command{Words: []string{"show", "version"}, Usage: "show version", Help: "show version of the current process",
+			Run: func(c *Ctx) { c.Msg(core.Version) }},
+		&Command{Words: []string{"show", "startup-logs"}, Usage: "show startup-logs",
+			Help: "report logs emitted during HAProxy startup", Level: LevelOperator, Run: cmdStartupLogs},
+	)
+}
+
+type infoField struct {
+	pos             int
+	name, tags, typ string
+	desc            string
+}
+
+// infoValue is one field's value; ok is false for fields HAProxy skips
+// (empty ones such as description).
+type infoValue struct {
+	s  string
+	n  int64
+	f  float64
+	ok bool
+	fl bool
+}
+
+// InfoValues computes show info's values for p, in infoFields order.
+func InfoValues(p *core.Process, float bool) []infoValue {
+	conf := p.Conf
+	up := p.Uptime()
+	var t ProcessTotals
+	if Totals != nil {
+		t = Totals()
+	} else {
+		now := time.Now()
+		for _, px := range conf.Proxies {
+			if px.IsFrontend() {
+				t.CurrConns += px.FE.Scur.Load()
+				t.CumConns += px.FE.ConnTot.Load()
+				t.CumReq += px.FE.ReqTot.Load()
+				t.ConnRate += px.FE.ConnR.Rate(now)
+				t.SessRate += px.FE.SessRate.Rate(now)
+				t.Listeners += int64(len(px.Binds))
+			}
+		}
+	}
+	var poolAlloc, poolUsed, poolFail int64
+	if Pools != nil {
+		for _, pi := range Pools() {
+			poolAlloc += int64(pi.Allocated * pi.Size)
+			poolUsed += int64(pi.Used * pi.Size)
+			poolFail += int64(pi.Failures)
+		}
+	}
+	var rl syscall.Rlimit
+	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl)
+	node := conf.Global.Node
+	if node == "" {
+		node, _ = os.Hostname()
+	}
+	stopping := int64(0)
+	select {
+	case <-p.Stopping():
+		stopping = 1
+	default:
+	}
+	secs := int64(up / time.Second)
+	vals := map[int]infoValue{
+		0: {s: "HAProxy"}, 1: {s: core.Version}, 2: {s: core.ReleaseDate},
+		3: {n: int64(p.Threads)}, 4: {n: 1}, 5: {n: 1}, 6: {n: int64(p.PID)},
+		7:  {s: fmt.Sprintf("%dd %dh%02dm%02ds", secs/86400, secs/3600%24, secs/60%60, secs%60)},
+		8:  {n: secs},
+		10: {n: poolAlloc >> 20}, 11: {n: poolUsed >> 20}, 12: {n: poolFail},
+		13: {n: int64(rl.Cur)}, 14: {n: int64(rl.Cur)},
+		15: {n: int64(conf.GlobalMaxConn())}, 16: {n: int64(conf.HardMaxConn())},
+		17: {n: t.CurrConns}, 18: {n: t.CumConns}, 19: {n: t.CumReq},
+		26: {n: t.ConnRate}, 27: {n: int64(core.RateLimit(core.RateConnections))}, 28: {n: t.MaxConnRate},
+		29: {n: t.SessRate}, 30: {n: int64(core.RateLimit(core.RateSessions))}, 31: {n: t.MaxSessRate},
+		33: {n: int64(core.RateLimit(core.RateSSLSessions))},
+		44: {n: int64(core.RateLimit(core.RateCompression)) * 1024},
+		47: {n: t.Tasks}, 49: {n: 100}, 50: {s: node}, 51: {s: conf.Global.Description},
+		52: {n: stopping}, 53: {n: t.Jobs}, 55: {n: t.Listeners},
+		58: {n: t.DroppedLogs}, 61: {n: t.TotalBytesOut}, 63: {n: t.BytesOutRate},
+		65: {n: t.CumRecvLogs}, 66: {s: core.Version},
+		68: {n: poolAlloc}, 69: {n: poolUsed}, 70: {n: p.Start.Unix()}, 71: {s: "0"},
+	}
+	if float {
+		vals[8] = infoValue{f: up.Seconds(), fl: true}
+	}
+	out := make([]infoValue, len(infoFields))
+	for i, f := range infoFields {
+		v := vals[f.pos]
+		v.ok = !(f.typ == "str" && v.s == "")
+		out[i] = v
+	}
+	return out
+}
+
+func (v infoValue) text() string {
+	switch {
+	case v.fl:
+		return strconv.FormatFloat(v.f, 'f', 6, 64)
+	case v.s != "":
+		return v.s
+	}
+	return strconv.FormatInt(v.n, 10)
+}
+
+func cmdShowInfo(c *Ctx) {
+	var typed, json, desc, float bool
+	for _, a := range c.Args[2:] {
+		switch a {
+		case "typed":
+			typed = true
+		case "json":
+			json = true
+		case "desc":
+			desc = true
+		case "float":
+			float = true
+		}
+	}
+	vals := InfoValues(c.Proc, float)
+	b := make([]byte, 0, 4096)
+	if json {
+		b = append(b, '[')
+	}
+	first := true
+	for i, f := range infoFields {
+		v := vals[i]
+		if !v.ok {
+			continue
+		}
+		switch {
+		case json:
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			typ := f.typ
+			if v.fl {
+				typ = "flt"
+			}
+			fv := &fval{set: true, str: f.typ == "str", s: v.s, n: v.n}
+			b = append(b, `{"field":{"pos":`...)
+			b = strconv.AppendInt(b, int64(f.pos), 10)
+			b = append(b, `,"name":`...)
+			b = appendJSONString(b, f.name)
+			b = append(b, `},"processNum":1,"tags":{"origin":"`...)
+			b = append(b, tagOrigin[f.tags[0]]...)
+			b = append(b, `","nature":"`...)
+			b = append(b, tagNature[f.tags[1]]...)
+			b = append(b, `","scope":"`...)
+			b = append(b, tagScope[f.tags[2]]...)
+			b = append(b, `"},"value":{"type":"`...)
+			b = append(b, typ...)
+			b = append(b, `","value":`...)
+			switch {
+			case v.fl:
+				b = append(b, v.text()...)
+			case fv.str:
+				b = appendJSONString(b, v.s)
+			default:
+				b = strconv.AppendInt(b, v.n, 10)
+			}
+			b = append(b, "}}"...)
+		case typed:
+			typ := f.typ
+			if v.fl {
+				typ = "flt"
+			}
+			b = fmt.Appendf(b, "%d.%s.1:%s:%s:%s", f.pos, f.name, f.tags, typ, v.text())
+			if desc {
+				b = fmt.Appendf(b, ":%q", f.desc)
+			}
+			b = append(b, '\n')
+		default:
+			b = append(b, f.name...)
+			b = append(b, ": "...)
+			b = append(b, v.text()...)
+			if desc {
+				b = append(b, ":\""...)
+				b = append(b, f.desc...)
+				b = append(b, '"')
+			}
+			b = append(b, '\n')
+		}
+	}
+	if json {
+		b = append(b, "]\n"...)
+	}
+	c.Write(b)
+}
+
+func cmdStartupLogs(c *Ctx) {
+	if StartupLogs == nil {
+		return
+	}
+	txt := StartupLogs()
+	if txt != "" && txt[len(txt)-1] != '\n' {
+		txt += "\n"
+	}
+	c.WriteString(txt)
+}
