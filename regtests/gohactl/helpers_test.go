@@ -247,7 +247,8 @@ func (p *pane) keys(k ...string) {
 }
 
 func (p *pane) capture(escapes bool) string {
-	args := []string{"capture-pane", "-p", "-t", p.name}
+	// -N keeps the blank that follows a completed word.
+	args := []string{"capture-pane", "-p", "-N", "-t", p.name}
 	if escapes {
 		args = append(args, "-e")
 	}
@@ -286,14 +287,20 @@ func (p *pane) run(line string) string {
 func (p *pane) output(line string) string {
 	p.t.Helper()
 	var out string
+	defer func() {
+		if p.t.Failed() {
+			p.t.Logf("screen:\n%q", p.capture(false))
+		}
+	}()
 	eventually(p.t, 5*time.Second, "the prompt after "+line, func() bool {
-		screen := p.capture(false)
+		screen := trimLines(p.capture(false))
+		line := strings.TrimRight(line, " ")
 		i := strings.LastIndex(screen, "gohactl> "+line+"\n")
 		if i < 0 {
 			return false
 		}
 		rest := screen[i+len("gohactl> "+line+"\n"):]
-		j := strings.LastIndex(rest, "gohactl> ")
+		j := strings.LastIndex(rest, "gohactl>")
 		if j < 0 {
 			return false
 		}
@@ -301,6 +308,16 @@ func (p *pane) output(line string) string {
 		return true
 	})
 	return out
+}
+
+// trimLines drops the blanks at the end of each line, which the terminal
+// may or may not keep.
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // clear empties the screen and scrollback so that later captures start fresh.
