@@ -49,6 +49,17 @@ func NewScheduler(spreadPct int, maxSpread time.Duration) *Scheduler {
 // the smallest check interval (of at least one second) as HAProxy does at
 // startup: the i-th of n checks starts after mininter*i/n.
 func (sc *Scheduler) Start(servers []*Server) error {
+	first := sc.firstOffsets(servers)
+	for _, s := range servers {
+		if err := sc.add(s, first); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstOffsets computes the delay before each check's first probe.
+func (sc *Scheduler) firstOffsets(servers []*Server) map[*Check]time.Duration {
 	var checks []*Check
 	mininter := time.Duration(0)
 	for _, s := range servers {
@@ -63,9 +74,8 @@ func (sc *Scheduler) Start(servers []*Server) error {
 		}
 	}
 	n := len(checks)
-	pos := 0
 	first := make(map[*Check]time.Duration, n)
-	for _, c := range checks {
+	for pos, c := range checks {
 		mi := mininter
 		if in := c.Interval(); mi < in {
 			mi = in
@@ -74,14 +84,8 @@ func (sc *Scheduler) Start(servers []*Server) error {
 			mi = sc.maxSpread
 		}
 		first[c] = mi * time.Duration(pos) / time.Duration(n)
-		pos++
 	}
-	for _, s := range servers {
-		if err := sc.add(s, first); err != nil {
-			return err
-		}
-	}
-	return nil
+	return first
 }
 
 // Add starts the checks of a server added at run time; its first probe is
