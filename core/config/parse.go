@@ -139,6 +139,7 @@ type parser struct {
 	opts     Options
 	d        *diag.Collector
 	env      envState
+	lookup   func(string) (string, bool) // env.lookup, bound once
 	cond     condEnv
 	sections []Section
 	// stop is set by an .alert directive: nothing more is read.
@@ -161,7 +162,8 @@ func newParser(opts Options, d *diag.Collector) *parser {
 		}
 		fb.WriteString(f)
 	}
-	p.cond = condEnv{lookup: p.env.lookup, features: fb.String(), version: opts.Version}
+	p.lookup = p.env.lookup
+	p.cond = condEnv{lookup: p.lookup, features: fb.String(), version: opts.Version}
 	return p
 }
 
@@ -277,10 +279,13 @@ type fileState struct {
 	secSet  bool
 	// nonGlobal: a section other than global was seen in this file.
 	nonGlobal bool
+	pseudo    func(string) (string, bool, bool)
+	buf       []byte // the current line, which the tokenizer may modify
 }
 
 func (p *parser) file(name string, data []byte) {
 	fs := &fileState{name: name, cur: -1}
+	fs.pseudo = p.pseudo(fs)
 	rest := data
 	for len(rest) > 0 && !p.stop {
 		var raw []byte
@@ -346,7 +351,8 @@ func caret(text string, col int) string {
 }
 
 func (p *parser) line(fs *fileState, raw []byte) {
-	buf := append([]byte(nil), raw...)
+	fs.buf = append(fs.buf[:0], raw...)
+	buf := fs.buf
 	off := 0
 	for off < len(buf) && isSpace(buf[off]) {
 		off++
@@ -357,7 +363,7 @@ func (p *parser) line(fs *fileState, raw []byte) {
 		return
 	}
 
-	res := tokenize(line, p.env.lookup, p.pseudo(fs))
+	res := tokenize(line, p.lookup, fs.pseudo)
 	if res.err != tokOK {
 		var what string
 		switch res.err {
@@ -432,7 +438,7 @@ func trimWords(args []string) []string {
 	for n > 1 && args[n-1] == "" {
 		n--
 	}
-	return append([]string(nil), args[:n]...)
+	return args[:n:n]
 }
 
 // condDirective handles .if, .elif, .else and .endif; it reports whether

@@ -1,5 +1,7 @@
 package config
 
+import "strings"
+
 // The tokenizer splits one configuration line into words the way HAProxy
 // 2.6 does (parse_line() with quotes, backslash escapes, comments and
 // environment variables all enabled). Compatibility matters more than
@@ -70,9 +72,10 @@ func hexVal(c byte) byte {
 // after the call to show the same text.
 func tokenize(line []byte, env func(name string) (string, bool), pseudo func(name string) (value string, set, known bool)) tokResult {
 	r := tokResult{crAt: -1}
+	var startsBuf [16]int
 	var (
-		out     []byte // all words, each terminated by a NUL, as HAProxy lays them out
-		starts  = []int{0}
+		out     = make([]byte, 0, len(line)+16) // all words, each terminated by a NUL, as HAProxy lays them out
+		starts  = append(startsBuf[:0], 0)
 		squote  bool
 		dquote  bool
 		quoteAt = -1
@@ -241,26 +244,18 @@ scan:
 		r.err, r.errAt = tokQuote, quoteAt
 		return r
 	}
-	if len(starts) > 1 {
-		t := []byte(string(out[starts[1]:]))
-		for k, c := range t {
-			if c == 0 {
-				t[k] = ' '
-			}
-		}
-		r.tail = string(t)
-	}
 	out = append(out, 0)
+	all := string(out)
+	if len(starts) > 1 {
+		r.tail = strings.ReplaceAll(all[starts[1]:len(all)-1], "\x00", " ")
+	}
 	r.args = make([]string, len(starts))
-	for k, s := range starts {
-		w := out[s:]
-		for e := 0; e < len(w); e++ {
-			if w[e] == 0 {
-				w = w[:e]
-				break
-			}
+	for k, st := range starts {
+		w := all[st:]
+		if e := strings.IndexByte(w, 0); e >= 0 {
+			w = w[:e]
 		}
-		r.args[k] = string(w)
+		r.args[k] = w
 	}
 	if len(starts) > maxLineArgs {
 		r.err = tokTooMany

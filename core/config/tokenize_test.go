@@ -6,15 +6,17 @@ import (
 	"testing"
 )
 
+var testEnvVars = map[string]string{
+	"WHO":   "world",
+	"EMPTY": "",
+	"TWO":   "a b",
+	"SP":    " lead",
+	"TRAIL": "x  ",
+	"Q":     `a"b'c`,
+}
+
 func testEnv(name string) (string, bool) {
-	v, ok := map[string]string{
-		"WHO":   "world",
-		"EMPTY": "",
-		"TWO":   "a b",
-		"SP":    " lead",
-		"TRAIL": "x  ",
-		"Q":     `a"b'c`,
-	}[name]
+	v, ok := testEnvVars[name]
 	return v, ok
 }
 

@@ -169,5 +169,16 @@ func (c *Collector) Print(w io.Writer, pid int) {
 	}
 }
 
+// PrintFrom writes the diagnostics of severity min or above to w. HAProxy
+// shows Diagnostic messages (the .diag directive, section order remarks)
+// only in diagnostic mode (-dD): pass Notice normally, Diagnostic with -dD.
+func (c *Collector) PrintFrom(w io.Writer, pid int, min Severity) {
+	for _, d := range c.All() {
+		if d.Sev >= min {
+			fmt.Fprintln(w, d.Line(pid))
+		}
+	}
+}
+
 // Stderr is where start-up diagnostics go unless a caller says otherwise.
 var Stderr io.Writer = os.Stderr

@@ -1,6 +1,9 @@
 package diag
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Keyword lists as HAProxy 2.6 offers them to its suggestion machinery
 // (global and proxy "common" lists, server keywords).
@@ -190,5 +193,21 @@ func BenchmarkBestMatch(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		BestMatch("defualt_backend", proxyKws)
+	}
+}
+
+func TestPrintFromHidesDiagnostics(t *testing.T) {
+	var c Collector
+	c.Add(Diag{Sev: Diagnostic, Pos: Pos{"f", 1}, Parsing: true, Tight: true, Msg: "'d'."})
+	c.Add(Diag{Sev: Notice, Pos: Pos{"f", 2}, Parsing: true, Tight: true, Msg: "'n'."})
+	var b strings.Builder
+	c.PrintFrom(&b, 7, Notice)
+	if got, want := b.String(), "[NOTICE]   (7) : config : parsing [f:2]: 'n'.\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	b.Reset()
+	c.PrintFrom(&b, 7, Diagnostic)
+	if got, want := b.String(), "[DIAG]     (7) : config : parsing [f:1]: 'd'.\n[NOTICE]   (7) : config : parsing [f:2]: 'n'.\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
