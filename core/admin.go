@@ -344,9 +344,18 @@ func (s *Server) SetReady() {
 
 // s.mu must be held.
 func (s *Server) leaveMaintLocked() {
-	s.CheckState.Store(s.CheckState.Load() &^ ChkStPaused)
-	s.AgentState.Store(s.AgentState.Load() &^ ChkStPaused)
-	if s.CheckState.Load()&ChkStEnabled != 0 || s.AgentState.Load()&ChkStEnabled != 0 {
+	// Only enabled checks are resumed; a server without checks keeps the
+	// paused bit that `disabled` gave it, as HAProxy's state shows.
+	checked := false
+	if cs := s.CheckState.Load(); cs&ChkStEnabled != 0 {
+		s.CheckState.Store(cs &^ ChkStPaused)
+		checked = true
+	}
+	if as := s.AgentState.Load(); as&ChkStEnabled != 0 {
+		s.AgentState.Store(as &^ ChkStPaused)
+		checked = true
+	}
+	if checked {
 		s.Health.Store(int32(s.Rise))
 	}
 	s.op.Store(OpRunning)
@@ -378,10 +387,10 @@ func (s *Server) SetMaint() {
 	if old&AdminMaint == 0 {
 		s.op.Store(OpStopped)
 		s.Health.Store(0)
-		if cs := s.CheckState.Load(); cs&ChkStConfigured != 0 {
+		if cs := s.CheckState.Load(); cs&ChkStEnabled != 0 {
 			s.CheckState.Store(cs | ChkStPaused)
 		}
-		if as := s.AgentState.Load(); as&ChkStConfigured != 0 {
+		if as := s.AgentState.Load(); as&ChkStEnabled != 0 {
 			s.AgentState.Store(as | ChkStPaused)
 		}
 	}

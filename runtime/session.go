@@ -225,12 +225,12 @@ func (s *session) readPayload() (string, bool) {
 func (s *session) run(args []string, payload string) {
 	c := &Ctx{Args: args, Payload: payload, Proc: s.srv.proc, W: s.w, s: s}
 	if len(args) == 0 || args[0] == "" {
-		s.w.WriteString(usageText(nil, false))
+		s.message(sevInfo, usageText(nil, false))
 		return
 	}
 	cmd := lookup(args)
 	if cmd == nil {
-		s.w.WriteString(usageText(args, false))
+		s.message(sevInfo, usageText(args, false))
 		return
 	}
 	if !c.Need(cmd.Level) {
