@@ -24,9 +24,11 @@ type Section struct {
 // Options tune the preprocessor.
 type Options struct {
 	// Version is the version string compared by version_atleast() and
-	// version_before(), e.g. "2.6.12".
+	// version_before(), e.g. "2.6.12". Empty means HAProxyVersion.
 	Version string
 	// Features are the names feature() knows, e.g. "OPENSSL", "LINUX_SPLICE".
+	// A name may carry HAProxy's "+" (present) or "-" (absent) prefix; a
+	// bare name is present.
 	Features []string
 	// Getenv looks up environment variables; nil means os.LookupEnv.
 	Getenv func(string) (string, bool)
