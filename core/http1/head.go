@@ -136,20 +136,19 @@ type Head struct {
 	ContentLength int64    // valid with FlagContentLength
 	Body          BodyKind // how the body that follows is delimited
 
-	buf      []byte // buf[:size] is the whole head, leading empty lines included
-	size     int
-	start    int // first byte of the start line
-	resp     bool
-	method   span
-	uri      span
-	version  span
-	reason   span
-	code     span
-	host     int32 // index of the Host field, -1 if none
-	fields   []field
-	scanned  int // resume point of the end-of-head search
-	fieldsCk bool
-	err      Error
+	buf     []byte // buf[:size] is the whole head, leading empty lines included
+	size    int
+	start   int // first byte of the start line
+	resp    bool
+	method  span
+	uri     span
+	version span
+	reason  span
+	code    span
+	host    int32 // index of the Host field, -1 if none
+	fields  []field
+	resume  int // start of the first unparsed header line of an incomplete head, or 0
+	err     Error
 }
 
 func (h *Head) maxSize() int {
@@ -171,7 +170,7 @@ func (h *Head) maxFields() int {
 // so Reset is only needed to abandon a partially received head.
 func (h *Head) Reset() {
 	h.Flags, h.Method, h.Status, h.ContentLength, h.Body = 0, 0, 0, 0, BodyNone
-	h.buf, h.size, h.start, h.scanned = nil, 0, 0, 0
+	h.buf, h.size, h.start, h.resume = nil, 0, 0, 0
 	h.method, h.uri, h.version, h.reason, h.code = span{}, span{}, span{}, span{}, span{}
 	h.host = -1
 	h.fields = h.fields[:0]

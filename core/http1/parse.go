@@ -1,6 +1,9 @@
 package http1
 
-import "bytes"
+import (
+	"encoding/binary"
+	"errors"
+)
 
 // ParseRequest parses a request head at the start of buf, in place.
 //
@@ -27,33 +30,40 @@ func (h *Head) ParseResponse(buf []byte, reqMethod Method) (int, error) {
 
 func (h *Head) parse(buf []byte, resp bool, reqMethod Method) (int, error) {
 	max := h.maxSize()
-	end, ok, err := h.findEnd(buf, max, resp)
+	lim := len(buf)
+	if lim > max {
+		lim = max
+	}
+	var end int
+	var err error
+	if h.resume > 0 && h.resp == resp {
+		// A previous call ran out of bytes: carry on from the first
+		// line not yet parsed, keeping the fields already parsed.
+		h.buf = buf
+		end, err = h.parseFields(buf[:lim], h.resume)
+	} else {
+		h.begin(buf, resp, reqMethod)
+		end, err = h.parseHead(buf[:lim], resp)
+	}
+	if err == errMore {
+		if len(buf) >= max {
+			return 0, h.fail(ErrTooLarge, max)
+		}
+		return 0, nil
+	}
+	h.resume = 0
 	if err != nil {
 		return 0, err
 	}
-	if !ok {
-		if len(buf) < max {
-			return 0, nil
-		}
-		// Full buffer and no end: report the first invalid byte if the
-		// partial head has one, as HAProxy does, otherwise "too large".
-		h.begin(buf, resp, reqMethod)
-		h.size = max
-		if err := h.parseHead(buf[:max], resp); err != nil && h.err.Kind != ErrTooLarge {
-			return 0, err
-		}
-		return 0, h.fail(ErrTooLarge, max)
-	}
-	h.begin(buf, resp, reqMethod)
 	h.size = end
-	if err := h.parseHead(buf[:end], resp); err != nil {
-		return 0, err
-	}
 	if err := h.finish(); err != nil {
 		return 0, err
 	}
 	return end, nil
 }
+
+// errMore reports internally that the bytes ran out before the head ended.
+var errMore = errors.New("http1: need more data")
 
 func (h *Head) begin(buf []byte, resp bool, reqMethod Method) {
 	h.Reset()
@@ -66,84 +76,24 @@ func (h *Head) begin(buf []byte, resp bool, reqMethod Method) {
 
 func (h *Head) fail(k ErrorKind, off int) error {
 	h.err = Error{Kind: k, Offset: off, Response: h.resp}
-	h.scanned = 0
+	h.resume = 0
 	return &h.err
 }
 
-// findEnd looks for the empty line ending the head and returns the offset
-// just past it. It skips leading empty lines (HAProxy tolerates them before
-// a message) and resumes where the previous call stopped.
-func (h *Head) findEnd(buf []byte, max int, resp bool) (int, bool, error) {
-	i := h.scanned
-	if i == 0 {
-		for i < len(buf) && isCRLF(buf[i]) {
-			if buf[i] == '\r' {
-				if i+1 >= len(buf) {
-					return 0, false, nil
-				}
-				if buf[i+1] != '\n' {
-					h.resp = resp
-					return 0, false, h.fail(ErrLineEnd, i+1)
-				}
-			}
-			i++
-		}
-		if i >= len(buf) {
-			// Only empty lines so far; do not count them against the
-			// limit until a message starts.
-			return 0, false, nil
-		}
-	}
-	lim := len(buf)
-	if lim > max {
-		lim = max
-	}
-	for i < lim {
-		j := bytes.IndexByte(buf[i:lim], '\n')
-		if j < 0 {
-			i = lim
-			break
-		}
-		lf := i + j
-		if lf+1 >= len(buf) {
-			i = lf
-			break
-		}
-		if buf[lf+1] == '\n' {
-			if lf+2 <= max {
-				h.scanned = 0
-				return lf + 2, true, nil
-			}
-			i = lim
-			break
-		}
-		if buf[lf+1] == '\r' {
-			if lf+2 >= len(buf) {
-				i = lf
-				break
-			}
-			if buf[lf+2] == '\n' {
-				if lf+3 <= max {
-					h.scanned = 0
-					return lf + 3, true, nil
-				}
-				i = lim
-				break
-			}
-		}
-		i = lf + 1
-	}
-	h.scanned = i
-	return 0, false, nil
-}
-
-// parseHead parses buf, which is either a complete head (ending with the
-// empty line) or, when checking an oversized head, a prefix of one; running
-// out of bytes is then reported as ErrTooLarge.
-func (h *Head) parseHead(b []byte, resp bool) error {
+// parseHead parses the head at the start of b in one pass and returns its
+// length, or errMore when b ends first.
+func (h *Head) parseHead(b []byte, resp bool) (int, error) {
 	end := len(b)
 	p := 0
 	for p < end && isCRLF(b[p]) {
+		if b[p] == '\r' {
+			if p+1 >= end {
+				return 0, errMore
+			}
+			if b[p+1] != '\n' {
+				return 0, h.fail(ErrLineEnd, p+1)
+			}
+		}
 		p++
 	}
 	h.start = p
@@ -154,36 +104,44 @@ func (h *Head) parseHead(b []byte, resp bool) error {
 		p, err = h.requestLine(b, p)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
+	h.resume = p
+	return h.parseFields(b, p)
+}
+
+// parseFields parses header lines from p to the empty line. h.resume is
+// kept at the start of the first line whose field is not yet recorded.
+func (h *Head) parseFields(b []byte, p int) (int, error) {
+	end := len(b)
 	maxFields := h.maxFields()
 	for {
 		if p >= end {
-			return h.fail(ErrTooLarge, end)
+			return 0, errMore
 		}
 		c := b[p]
 		if c == '\r' {
 			if p+1 >= end {
-				return h.fail(ErrTooLarge, end)
+				return 0, errMore
 			}
 			if b[p+1] != '\n' {
-				return h.fail(ErrLineEnd, p+1)
+				return 0, h.fail(ErrLineEnd, p+1)
 			}
-			return nil
+			return p + 2, nil
 		}
 		if c == '\n' {
 			h.Flags |= FlagRewrite
-			return nil
+			return p + 1, nil
 		}
 		lineStart := p
 		for p < end && isToken(b[p]) {
 			p++
 		}
 		if p >= end {
-			return h.fail(ErrTooLarge, end)
+			return 0, errMore
 		}
 		if b[p] != ':' || p == lineStart {
-			return h.fail(ErrHeaderName, p)
+			return 0, h.fail(ErrHeaderName, p)
 		}
 		nameEnd := p
 		p++
@@ -193,22 +151,38 @@ func (h *Head) parseHead(b []byte, resp bool) error {
 		v0 := p
 		var eol int
 		for {
-			j := bytes.IndexByte(b[p:end], '\n')
-			if j < 0 {
-				return h.fail(ErrTooLarge, end)
-			}
-			lf := p + j
-			eol = lf
-			if k := bytes.IndexByte(b[p:lf], '\r'); k >= 0 {
-				if p+k != lf-1 {
-					return h.fail(ErrLineEnd, p+k+1)
+			// Skip 8 bytes at a time while none is below 0x0e (CR, LF
+			// and a few rare controls), as HAProxy's parser does.
+			for p+8 <= end {
+				x := binary.LittleEndian.Uint64(b[p:])
+				if (x-0x0e0e0e0e0e0e0e0e)&^x&0x8080808080808080 != 0 {
+					break
 				}
-				eol = lf - 1
+				p += 8
+			}
+			for p < end && !isCRLF(b[p]) {
+				p++
+			}
+			if p >= end {
+				return 0, errMore
+			}
+			eol = p
+			if b[p] == '\r' {
+				if p+1 >= end {
+					return 0, errMore
+				}
+				if b[p+1] != '\n' {
+					return 0, h.fail(ErrLineEnd, p+1)
+				}
+				p++
 			} else {
 				h.Flags |= FlagRewrite
 			}
-			p = lf + 1
-			if p < end && isSPHT(b[p]) {
+			p++
+			if p >= end {
+				return 0, errMore
+			}
+			if isSPHT(b[p]) {
 				// obs-fold: HAProxy turns the line break into blanks.
 				for q := eol; q < p; q++ {
 					b[q] = ' '
@@ -222,19 +196,17 @@ func (h *Head) parseHead(b []byte, resp bool) error {
 		for ve > v0 && isLWS(b[ve-1]) {
 			ve--
 		}
-		for v0 < ve && isLWS(b[v0]) {
-			v0++
-		}
 		if len(h.fields) >= maxFields {
-			return h.fail(ErrTooManyHeaders, lineStart)
+			return 0, h.fail(ErrTooManyHeaders, lineStart)
 		}
 		h.fields = append(h.fields, field{
 			name:  span{int32(lineStart), int32(nameEnd - lineStart)},
 			value: span{int32(v0), int32(ve - v0)},
 		})
 		if err := h.interpret(len(h.fields) - 1); err != nil {
-			return err
+			return 0, err
 		}
+		h.resume = p
 	}
 }
 
@@ -245,7 +217,7 @@ func (h *Head) requestLine(b []byte, p int) (int, error) {
 		p++
 	}
 	if p >= end {
-		return 0, h.fail(ErrTooLarge, end)
+		return 0, errMore
 	}
 	if p == m0 {
 		return 0, h.fail(ErrRequestLine, p)
@@ -261,7 +233,7 @@ func (h *Head) requestLine(b []byte, p int) (int, error) {
 	}
 	p, ok := h.skipBlanks(b, p)
 	if !ok {
-		return 0, h.fail(ErrTooLarge, end)
+		return 0, errMore
 	}
 	u0 := p
 	for p < end {
@@ -272,7 +244,7 @@ func (h *Head) requestLine(b []byte, p int) (int, error) {
 		p++
 	}
 	if p >= end {
-		return 0, h.fail(ErrTooLarge, end)
+		return 0, errMore
 	}
 	if isCRLF(b[p]) {
 		return 0, h.fail(ErrVersion, p)
@@ -286,14 +258,14 @@ func (h *Head) requestLine(b []byte, p int) (int, error) {
 	}
 	p, ok = h.skipBlanks(b, p)
 	if !ok {
-		return 0, h.fail(ErrTooLarge, end)
+		return 0, errMore
 	}
 	v0 := p
 	for p < end && isVer(b[p]) {
 		p++
 	}
 	if p >= end {
-		return 0, h.fail(ErrTooLarge, end)
+		return 0, errMore
 	}
 	if !isCRLF(b[p]) {
 		return 0, h.fail(ErrRequestLine, p)
@@ -316,7 +288,7 @@ func (h *Head) statusLine(b []byte, p int) (int, error) {
 		p++
 	}
 	if p >= end {
-		return 0, h.fail(ErrTooLarge, end)
+		return 0, errMore
 	}
 	if !isSPHT(b[p]) || p == v0 {
 		return 0, h.fail(ErrStatusLine, p)
@@ -332,7 +304,7 @@ func (h *Head) statusLine(b []byte, p int) (int, error) {
 	}
 	p, ok := h.skipBlanks(b, p)
 	if !ok {
-		return 0, h.fail(ErrTooLarge, end)
+		return 0, errMore
 	}
 	c0 := p
 	st := 0
@@ -341,7 +313,7 @@ func (h *Head) statusLine(b []byte, p int) (int, error) {
 		p++
 	}
 	if p >= end {
-		return 0, h.fail(ErrTooLarge, end)
+		return 0, errMore
 	}
 	if p-c0 != 3 || !isLWS(b[p]) {
 		return 0, h.fail(ErrStatusLine, p)
@@ -351,7 +323,7 @@ func (h *Head) statusLine(b []byte, p int) (int, error) {
 	if isSPHT(b[p]) {
 		p, ok = h.skipBlanks(b, p)
 		if !ok {
-			return 0, h.fail(ErrTooLarge, end)
+			return 0, errMore
 		}
 	}
 	r0 := p
@@ -359,7 +331,7 @@ func (h *Head) statusLine(b []byte, p int) (int, error) {
 		p++
 	}
 	if p >= end {
-		return 0, h.fail(ErrTooLarge, end)
+		return 0, errMore
 	}
 	h.reason = span{int32(r0), int32(p - r0)}
 	return h.lineEnd(b, p)
@@ -381,7 +353,7 @@ func (h *Head) skipBlanks(b []byte, p int) (int, bool) {
 func (h *Head) lineEnd(b []byte, p int) (int, error) {
 	if b[p] == '\r' {
 		if p+1 >= len(b) {
-			return 0, h.fail(ErrTooLarge, len(b))
+			return 0, errMore
 		}
 		if b[p+1] != '\n' {
 			return 0, h.fail(ErrLineEnd, p+1)
