@@ -1,6 +1,7 @@
 package ring
 
 import (
+	"net"
 	"strings"
 	"testing"
 )
@@ -213,5 +214,45 @@ func TestLoggerLevelsAndTruncation(t *testing.T) {
 	got := events(r)
 	if len(got) != 2 || got[0] != "<140>kept" || got[1] != "<35>"+long[:79-4] {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// The data path's cost: one access log line through a `log` line.
+func BenchmarkLoggerSend(b *testing.B) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 2048)
+		udp := pc.(*net.UDPConn)
+		for {
+			if _, _, err := udp.ReadFromUDPAddrPort(buf); err != nil {
+				return
+			}
+		}
+	}()
+	reg := NewRegistry()
+	r, _ := reg.ParseRing([]string{"ring", "r"})
+	r.Resize(1 << 20)
+	msg := []byte(`127.0.0.1:41234 [29/Nov/2026:20:48:56.256] fe be/s1 0/0/0/1/1 200 120 - - ---- 1/1/0/0/0 0/0 "GET /index.html HTTP/1.1"`)
+	for _, target := range []string{"ring@r", "udp@" + pc.LocalAddr().String()} {
+		b.Run(strings.SplitN(target, "@", 2)[0], func(b *testing.B) {
+			l, err := ParseLog([]string{"log", target, "format", "rfc5424", "local0"}, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := l.Open(reg); err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			ls := Loggers{l}
+			m := &Meta{Facility: -1, Level: LevelInfo, Tag: []byte("haproxy"), PID: []byte("4242")}
+			b.ReportAllocs()
+			for b.Loop() {
+				ls.Send(m, msg)
+			}
+		})
 	}
 }
