@@ -39,13 +39,27 @@ func ParseReply(body string) Reply {
 	return r
 }
 
+// levelNames are the syslog levels as "set severity-output string" names
+// them; an operator may switch the session to it.
+var levelNames = []string{"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"}
+
 // severityPrefix recognises "[N]: " at the start of s, with N a syslog level
-// (0..7), and returns the level and the prefix length.
+// (0..7) or its name, and returns the level and the prefix length.
 func severityPrefix(s string) (level, n int, ok bool) {
-	if len(s) < 5 || s[0] != '[' || s[1] < '0' || s[1] > '7' || s[2] != ']' || s[3] != ':' || s[4] != ' ' {
+	end := strings.Index(s, "]: ")
+	if len(s) < 5 || s[0] != '[' || end < 2 || end > 8 {
 		return 0, 0, false
 	}
-	return int(s[1] - '0'), 5, true
+	word := s[1:end]
+	if len(word) == 1 && word[0] >= '0' && word[0] <= '7' {
+		return int(word[0] - '0'), end + 3, true
+	}
+	for i, name := range levelNames {
+		if word == name {
+			return i, end + 3, true
+		}
+	}
+	return 0, 0, false
 }
 
 // splitBody removes the framing around a reply read in prompt mode: the

@@ -25,6 +25,9 @@ func TestParseReply(t *testing.T) {
 		// Only the prompts the payload caused are removed.
 		{"+ + x\n\n> ", 1, "+ x\n", NoSeverity, false},
 		{"[9]: not a level\n\n> ", 0, "[9]: not a level\n", NoSeverity, false},
+		{"[err]: Empty weight string empty or preceded by garbage\n> ", 0, "Empty weight string empty or preceded by garbage\n", 3, true},
+		{"[warning]: IP changed\n\n> ", 0, "IP changed\n", 4, false},
+		{"[errors]: x\n\n> ", 0, "[errors]: x\n", NoSeverity, false},
 		{"[3]:x\n\n> ", 0, "[3]:x\n", NoSeverity, false},
 	}
 	for _, tt := range tests {

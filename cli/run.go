@@ -44,6 +44,12 @@ func commandFromArgs(args []string) ([]Command, error) {
 	return []Command{cmd}, nil
 }
 
+// isQuit recognises the commands that end a script or the shell; "quit"
+// is not sent, since the server would only close the connection.
+func isQuit(cmd Command) bool {
+	return len(cmd.Words) == 1 && len(cmd.Stages) == 0 && (cmd.Words[0] == "quit" || cmd.Words[0] == "exit")
+}
+
 func hasPayload(cmd Command) bool {
 	return len(cmd.Words) > 0 && cmd.Words[len(cmd.Words)-1] == "<<"
 }
@@ -81,6 +87,8 @@ func RunArgs(s *Session, args []string, std IO) int {
 	for _, c := range cmds {
 		var code int
 		switch {
+		case isQuit(c):
+			return status
 		case c.Words[0] == "watch":
 			code = s.Watch(c.Words[1:], c.Stages, int(std.In.Fd()), std.OutFd, std.Out)
 		case hasPayload(c):
@@ -125,6 +133,9 @@ func RunScript(s *Session, r io.Reader, out, errOut io.Writer) int {
 			var payload []string
 			if i == len(cmds)-1 && hasPayload(c) {
 				payload = readPayload(next)
+			}
+			if isQuit(c) {
+				return status
 			}
 			var code int
 			switch c.Words[0] {

