@@ -185,6 +185,7 @@ type srvRuntime struct {
 	agentUp    bool
 	agentSet   bool
 	agentAvail bool
+	fresh      atomic.Bool // dynamic server unchanged since add server
 }
 
 // pxRuntimeState is what a proxy needs at run time beyond model.go.
@@ -262,14 +263,24 @@ func (s *Server) LBUsable() bool {
 }
 
 // EWeight is the effective weight the load balancer uses (the user weight;
-// slow start is applied by the picker).
-func (s *Server) EWeight() int { return int(s.uweight.Load()) }
+// slow start is applied by the picker). A dynamic server that has not
+// changed since `add server` reports 1, as HAProxy, which computes it only
+// on the first change.
+func (s *Server) EWeight() int {
+	if s.Dynamic && s.rt().fresh.Load() {
+		return 1
+	}
+	return int(s.uweight.Load())
+}
 
 func (s *Server) touch() { s.lastChange.Store(time.Now().Unix()) }
 
 // stateChanged records a change of s's state and updates its backend's
 // up/down bookkeeping before the hooks run.
 func (s *Server) stateChanged(ev ServerEvent) {
+	if s.Dynamic {
+		s.rt().fresh.Store(false)
+	}
 	s.touch()
 	if s.Proxy != nil {
 		s.Proxy.updateBackendState()
@@ -421,6 +432,8 @@ func (s *Server) SetHealth(h int) error {
 			s.op.Store(OpRunning)
 		}
 	case HealthStopping:
+		// HAProxy counts a server forced to stopping as fully checked.
+		s.Health.Store(int32(s.Rise + s.Fall - 1))
 		if s.admin.Load()&AdminMaint == 0 {
 			s.op.Store(OpStopping)
 		}
@@ -740,6 +753,7 @@ func (p *Proxy) AddServer(name, addr string, args []string) (*Server, []error) {
 	s.CheckState.Store(cs)
 	s.AgentState.Store(as)
 	s.CheckStatus.Store(HChkIni)
+	s.rt().fresh.Store(true)
 	s.touch()
 	list = append(list, s)
 	p.srvList.Store(&list)

@@ -103,7 +103,7 @@ func normalize(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, ln := range lines {
 		switch {
-		case strings.Count(ln, ",") > 100:
+		case strings.Count(ln, ",") > 100 && !strings.HasPrefix(ln, "#"):
 			f := strings.Split(ln, ",")
 			for _, j := range []int{23, 24} {
 				if f[j] != "" {

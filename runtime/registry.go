@@ -138,6 +138,28 @@ const (
 func usageText(args []string, help bool) string {
 	regMu.RLock()
 	defer regMu.RUnlock()
+	return buildUsage(commands, sorted, args, help)
+}
+
+// UsageText builds the reply that `help` (help=true) or an unknown
+// command would get from a registry holding only cmds, which need only
+// Words, Usage and Help. It lets tests check the suggestion rules against
+// another command table, HAProxy's own.
+func UsageText(cmds []*Command, args []string, help bool) string {
+	var all, srt []*Command
+	for _, c := range cmds {
+		cc := *c
+		cc.line = usageLine(c.Usage, c.Help)
+		all = append(all, &cc)
+		if !cc.tail {
+			srt = append(srt, &cc)
+		}
+	}
+	slices.SortFunc(srt, func(a, b *Command) int { return strings.Compare(a.line, b.line) })
+	return buildUsage(all, srt, args, help)
+}
+
+func buildUsage(commands, sorted []*Command, args []string, help bool) string {
 	var b strings.Builder
 	words := func(i int) string {
 		if i < len(args) {

@@ -812,8 +812,13 @@ func (d *statDumper) serverRow(s *core.Server) {
 		cs = ServerConns(s)
 	}
 	r.u(88, int64(cs.IdleCur))
-	if s.PoolMaxConn >= 0 {
+	switch {
+	case s.PoolMaxConn >= 0:
 		r.u(89, int64(s.PoolMaxConn))
+	case s.Dynamic:
+		// HAProxy 2.6 does not apply default-server to dynamic servers,
+		// whose idle limit stays 0.
+		r.u(89, 0)
 	}
 	r.u(94, c.Eint.Load())
 	r.u(95, int64(cs.Unsafe))
