@@ -106,3 +106,21 @@ func (r *Ring) Dump(w io.Writer, fromEnd, wait bool, frame FrameFunc, stop <-cha
 		}
 	}
 }
+
+// Usage strings of the stats socket commands served from this package, in
+// HAProxy's `help` layout.
+const (
+	ShowEventsUsage      = "show events [<sink>] [-w] [-n] [-0]     : show event sink state"
+	ShowStartupLogsUsage = "show startup-logs                       : report logs emitted during HAProxy startup"
+	StartupLogSize       = 65536 // HAProxy's STARTUP_LOG_SIZE
+	startupLogsRingName  = "startup-logs"
+)
+
+// NewStartupLogs returns the ring that keeps the diagnostics printed while
+// the process starts. Each diagnostic is stored with Write, as printed but
+// without its trailing LF ("[ALERT]    (pid) : config : ..."); `show
+// startup-logs` is Dump(w, false, false, FrameLF, nil). It is not listed
+// by `show events`.
+func NewStartupLogs() *Ring {
+	return New(startupLogsRingName, StartupLogSize)
+}

@@ -1,6 +1,9 @@
 package ring
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Format is a syslog header layout, as named by `format` on a `log` line or
 // in a `ring` section.
@@ -294,23 +297,65 @@ func appendLegacyStamp(dst []byte, m *Meta) []byte {
 			return append(dst, ' ')
 		}
 	}
-	t := eventTime(m)
-	_, mo, d := t.Date()
-	h, mi, s := t.Clock()
-	dst = append(dst, monthNames[mo-1]...)
-	dst = append(dst, ' ')
-	if d < 10 {
-		dst = append(dst, ' ', byte('0'+d))
-	} else {
-		dst = append2(dst, d)
-	}
-	dst = append(dst, ' ')
-	dst = append2(dst, h)
-	dst = append(dst, ':')
-	dst = append2(dst, mi)
-	dst = append(dst, ':')
-	dst = append2(dst, s)
+	dst = append(dst, stampsFor(eventTime(m)).legacy[:]...)
 	return append(dst, ' ')
+}
+
+// stamps holds the parts of the current second's timestamps, so that
+// events logged in the same second skip the calendar computation.
+type stamps struct {
+	sec    int64
+	loc    *time.Location
+	iso    [19]byte // "YYYY-MM-DDThh:mm:ss"
+	off    [6]byte  // "+hh:mm"
+	legacy [15]byte // "Mmm dd hh:mm:ss"
+}
+
+var stampCache atomic.Pointer[stamps]
+
+func stampsFor(t time.Time) *stamps {
+	sec := t.Unix()
+	if c := stampCache.Load(); c != nil && c.sec == sec && c.loc == t.Location() {
+		return c
+	}
+	c := &stamps{sec: sec, loc: t.Location()}
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	_, off := t.Zone()
+	b := append4(c.iso[:0], clamp(y, 0, 9999)) // keeps the stamp 19 bytes long
+	b = append(b, '-')
+	b = append2(b, int(mo))
+	b = append(b, '-')
+	b = append2(b, d)
+	b = append(b, 'T')
+	b = append2(b, h)
+	b = append(b, ':')
+	b = append2(b, mi)
+	b = append(b, ':')
+	b = append2(b, s)
+	sign := byte('+')
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	o := append(c.off[:0], sign)
+	o = append2(o, off/3600)
+	o = append(o, ':')
+	append2(o, off%3600/60)
+	l := append(c.legacy[:0], monthNames[mo-1]...)
+	l = append(l, ' ')
+	if d < 10 {
+		l = append(l, ' ', byte('0'+d))
+	} else {
+		l = append2(l, d)
+	}
+	l = append(l, ' ')
+	l = append2(l, h)
+	l = append(l, ':')
+	l = append2(l, mi)
+	l = append(l, ':')
+	append2(l, s)
+	stampCache.Store(c)
+	return c
 }
 
 // appendISOStamp appends an ISO 8601 time and a space, reusing or
@@ -358,33 +403,12 @@ func appendISOStamp(dst []byte, m *Meta) []byte {
 // AppendISOTime appends t as "YYYY-MM-DDThh:mm:ss.uuuuuu+hh:mm", the form
 // HAProxy uses for its own timestamps.
 func AppendISOTime(dst []byte, t time.Time) []byte {
-	y, mo, d := t.Date()
-	h, mi, s := t.Clock()
-	_, off := t.Zone()
-	dst = append4(dst, y)
-	dst = append(dst, '-')
-	dst = append2(dst, int(mo))
-	dst = append(dst, '-')
-	dst = append2(dst, d)
-	dst = append(dst, 'T')
-	dst = append2(dst, h)
-	dst = append(dst, ':')
-	dst = append2(dst, mi)
-	dst = append(dst, ':')
-	dst = append2(dst, s)
-	dst = append(dst, '.')
+	c := stampsFor(t)
+	dst = append(dst, c.iso[:]...)
 	us := t.Nanosecond() / 1000
-	dst = append(dst, byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),
+	dst = append(dst, '.', byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),
 		byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10))
-	sign := byte('+')
-	if off < 0 {
-		sign = '-'
-		off = -off
-	}
-	dst = append(dst, sign)
-	dst = append2(dst, off/3600)
-	dst = append(dst, ':')
-	return append2(dst, off%3600/60)
+	return append(dst, c.off[:]...)
 }
 
 func append2(dst []byte, v int) []byte {
