@@ -50,6 +50,16 @@ func (a Algo) String() string {
 	return "unknown"
 }
 
+// StatName is what HAProxy 2.6 prints in the "algo" column of "show stat":
+// the algorithm's name, except "unknown" for random, which 2.6's
+// backend_lb_algo_str does not list.
+func (a Algo) StatName() string {
+	if a == Random {
+		return "unknown"
+	}
+	return a.String()
+}
+
 // Balance is a parsed "balance" line.
 type Balance struct {
 	Algo Algo

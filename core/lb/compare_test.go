@@ -105,6 +105,9 @@ func fromConfig(t *testing.T, be, srv []string, served func(int) int) (Picker, C
 func keyOf(c *Config, r req) Key {
 	b := &c.Balance
 	switch b.Algo {
+	case Source:
+		// Every test request comes from 127.0.0.1.
+		return Key{Hash: SourceHash([]byte{127, 0, 0, 1}, c.Hash), HasHash: true}
 	case URI:
 		return Key{Hash: c.Hash.Sum(URIKey([]byte(r.path), b)), HasHash: true}
 	case URLParam:
@@ -253,6 +256,14 @@ func TestHashingMatchesHAProxy(t *testing.T) {
 			compare(t, be, srv, []step{uri, {cli: "set weight be/s2 0"}, uri})
 		})
 	}
+	t.Run("source", func(t *testing.T) {
+		for _, ht := range []string{"map-based", "map-based sdbm avalanche", "consistent", "consistent djb2"} {
+			for _, w := range []string{"weight 1", "weight 7", "weight 30"} {
+				s := []string{"weight 1", w, "weight 2", "weight 5"}
+				compare(t, []string{"balance source", "hash-type " + ht}, s, []step{plain(3), {cli: "disable server be/s2"}, plain(2)})
+			}
+		}
+	})
 	t.Run("uri options", func(t *testing.T) {
 		compare(t, []string{"balance uri whole len 12 depth 2"}, srv, []step{uri})
 	})

@@ -462,3 +462,35 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestHashBalanceFactor(t *testing.T) {
+	ld := newLoad()
+	for _, factor := range []int{0, 125} {
+		p := mustNew(t, Config{Balance: Balance{Algo: URI}, Hash: HashType{Consistent: true}, HashBalanceFactor: factor,
+			Servers: weights(1, 1), Served: ld.served})
+		if ld.served(0) == 0 {
+			ld.add(0, 10)
+		}
+		for range 10 {
+			p.Take(0)
+		}
+		// 11 connections with the next one, x1.25 -> 14 slots, 7 per
+		// server: server 0 with 10 is over its share.
+		c := map[int]int{}
+		for k := range 400 {
+			c[p.Pick(Key{Hash: FullHash(uint32(k)), HasHash: true}, -1)]++
+		}
+		if factor == 0 && (c[0] == 0 || c[1] == 0) {
+			t.Fatalf("no factor: %v", c)
+		}
+		if factor > 0 && c[0] != 0 {
+			t.Fatalf("factor %d: the loaded server still gets %v", factor, c)
+		}
+	}
+}
+
+func TestStatName(t *testing.T) {
+	if Random.StatName() != "unknown" || RoundRobin.StatName() != "roundrobin" || Hdr.StatName() != "hdr" {
+		t.Fatal("show stat names differ from HAProxy 2.6")
+	}
+}

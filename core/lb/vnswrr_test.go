@@ -266,6 +266,7 @@ func TestConcurrentUpdates(t *testing.T) {
 		}
 		ld := newLoad()
 		p := mustNew(t, Config{Balance: b, Hash: HashType{Consistent: true}, Servers: weights(1, 2, 3, 4), Served: ld.served, Shards: 2})
+		p.Update(0, Server{Weight: 1})
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		for g := range 4 {
@@ -292,7 +293,6 @@ func TestConcurrentUpdates(t *testing.T) {
 				}
 			}()
 		}
-		p.Update(0, Server{Weight: 1})
 		for k := range 200 {
 			w := 1 + k%5
 			if !p.Dynamic() {
