@@ -1,9 +1,6 @@
 package http1
 
-import (
-	"errors"
-	"strconv"
-)
+import "strconv"
 
 // ErrorKind classifies why a message was rejected. Core maps a kind to the
 // status it answers with through (*Error).Status.
@@ -92,9 +89,3 @@ func (e *Error) Status() int {
 	}
 	return 400
 }
-
-// Errors about misuse and loading; parse errors are *Error values.
-var (
-	ErrShortBuffer = errors.New("http1: buffer too small for the head limit")
-	ErrBodyPending = errors.New("http1: body still being forwarded")
-)
