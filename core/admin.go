@@ -953,3 +953,112 @@ func hashID(s string) (int, bool) {
 	n, err := strconv.Atoi(s[1:])
 	return n, err == nil
 }
+
+// SavedState is one server's line of a server-state file (`show servers
+// state`), as ApplySavedState needs it.
+type SavedState struct {
+	OpState, AdminState    int
+	UWeight, IWeight       int
+	SinceChange            int64
+	CheckStatus, CheckRes  int
+	CheckHealth            int
+	CheckState, AgentState int
+	Addr                   string // "-" or an IP
+	Port                   int    // -1 when absent
+}
+
+// ApplySavedState restores a state saved before a reload, with HAProxy's
+// precedence rules: a configuration change (the `disabled` keyword, the
+// configured weight) wins over the saved run-time change; otherwise the
+// saved operational state, maintenance, drain, weight, disabled checks and
+// address come back. The address is applied only when init-addr allows
+// "last" (the default).
+func (s *Server) ApplySavedState(st SavedState) {
+	s.mu.Lock()
+	health := st.CheckHealth
+	rise, fall := s.Rise, s.Fall
+	maint := s.admin.Load()&AdminMaint != 0
+	switch st.OpState {
+	case OpStopped:
+		health = 0
+		if !maint {
+			s.op.Store(OpStopped)
+		}
+	case OpStarting:
+		if rise == 1 {
+			health = rise + fall - 1
+			if !maint {
+				s.op.Store(OpRunning)
+			}
+			break
+		}
+		if health < 1 || health >= rise {
+			health = rise - 1
+		}
+		s.op.Store(OpStarting)
+	case OpStopping:
+		if fall == 1 {
+			health = 0
+			if !maint {
+				s.op.Store(OpStopped)
+			}
+			break
+		}
+		if health < rise || health > rise+fall-2 {
+			health = rise
+		}
+		if !maint {
+			s.op.Store(OpStopping)
+		}
+	case OpRunning:
+		health = rise + fall - 1
+		if !maint {
+			s.op.Store(OpRunning)
+		}
+	}
+	s.Health.Store(int32(health))
+	s.mu.Unlock()
+
+	cur := s.admin.Load()
+	saved := uint32(st.AdminState)
+	switch {
+	case saved&AdminCMaint != cur&AdminCMaint:
+		if cur&AdminCMaint != 0 {
+			s.SetMaint()
+		} else {
+			s.SetReady()
+		}
+	case saved&AdminFMaint != 0 && cur&AdminCMaint == 0:
+		s.SetMaint()
+	case saved&AdminFMaint == 0 && cur&AdminCMaint != 0:
+		s.SetReady()
+	}
+	if s.admin.Load()&AdminFMaint == 0 && saved&AdminFDrain != 0 && (st.IWeight > 0 || s.IWeight == 0) {
+		s.SetDrain()
+	}
+	s.lastChange.Store(time.Now().Unix() - st.SinceChange)
+	s.CheckStatus.Store(int32(st.CheckStatus))
+	s.CheckResult.Store(int32(st.CheckRes))
+	if cs := s.CheckState.Load(); cs&ChkStConfigured != 0 && st.CheckState&ChkStConfigured != 0 && st.CheckState&ChkStEnabled == 0 {
+		s.CheckState.Store(cs &^ ChkStEnabled)
+	}
+	if as := s.AgentState.Load(); as&ChkStConfigured != 0 && st.AgentState&ChkStConfigured != 0 && st.AgentState&ChkStEnabled == 0 {
+		s.AgentState.Store(as &^ ChkStEnabled)
+	}
+	if st.IWeight == s.IWeight {
+		s.uweight.Store(int32(st.UWeight))
+	}
+	ip, err := netip.ParseAddr(st.Addr)
+	useLast := s.InitAddr == "" || strings.Contains(s.InitAddr, "last")
+	cur2 := s.Addr()
+	setIP := err == nil && useLast && (cur2 == nil || cur2.IP != ip)
+	setPort := st.Port >= 0 && (cur2 == nil || cur2.Port != st.Port)
+	if setIP || setPort {
+		s.SetAddrPort(ip, setIP, st.Port, setPort)
+	}
+	if s.Proxy != nil {
+		s.Proxy.updateBackendState()
+	}
+	fireServer(s, SrvEvState)
+	fireServer(s, SrvEvWeight)
+}
