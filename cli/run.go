@@ -22,9 +22,23 @@ type IO struct {
 // split. A single argument is parsed as a gohactl line (so
 // `gohactl "show stat | where status=UP"` works); several are taken as the
 // words themselves, and a word "|" starts a pipe stage.
+//
+// watch follows the same rule for the command it repeats:
+// `gohactl watch 1 "show stat | cols svname,scur"`.
 func commandFromArgs(args []string) ([]Command, error) {
 	if len(args) == 1 {
 		return ParseLine(args[0])
+	}
+	if args[0] == "watch" && len(args) == 3 {
+		cmds, err := ParseLine(args[2])
+		if err != nil {
+			return nil, err
+		}
+		if len(cmds) != 1 {
+			return nil, fmt.Errorf("%w: watch repeats one command", ErrSyntax)
+		}
+		cmds[0].Words = append([]string{"watch", args[1]}, cmds[0].Words...)
+		return cmds, nil
 	}
 	var cmd Command
 	cur := &cmd.Words

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Exit statuses of the gohactl runners.
@@ -28,7 +29,8 @@ type Session struct {
 	mu   sync.Mutex // guards conn, for Abort from a signal handler
 	conn *Conn
 
-	connected bool // a connection was made before; reconnections are announced
+	connected   bool        // a connection was made before; reconnections are announced
+	interrupted atomic.Bool // set by Interrupt, read once by the command it broke
 
 	// Completion data, loaded lazily and dropped after commands that may
 	// change it.
@@ -89,6 +91,14 @@ func (s *Session) Abort() {
 	if c != nil {
 		c.Abort()
 	}
+}
+
+// Interrupt abandons the command in progress at the operator's request; it
+// reports "interrupted" instead of a broken connection. Safe from another
+// goroutine.
+func (s *Session) Interrupt() {
+	s.interrupted.Store(true)
+	s.Abort()
 }
 
 // Close ends the session.
@@ -161,8 +171,12 @@ func (s *Session) Run(cmd Command, payload []string, out, errOut io.Writer) int 
 
 // runText returns what a command prints, and its status.
 func (s *Session) runText(line string, payload []string, stages [][]string) (string, int) {
+	s.interrupted.Store(false)
 	r, err := s.Exec(line, payload)
 	if err != nil {
+		if s.interrupted.Swap(false) {
+			return "gohactl: interrupted (the next command reconnects)\n", ExitTransport
+		}
 		return Message(err) + "\n", ExitTransport
 	}
 	if r.IsError() {

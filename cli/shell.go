@@ -92,8 +92,7 @@ func RunShell(s *Session, outFd int, out io.Writer) int {
 		go func() {
 			select {
 			case <-sigs:
-				s.Abort()
-				fmt.Fprintf(out, "\ngohactl: interrupted\n")
+				s.Interrupt()
 			case <-done:
 			}
 		}()

@@ -213,6 +213,15 @@ func tmux(args ...string) (string, error) {
 
 func newPane(t *testing.T, home string, args ...string) *pane {
 	t.Helper()
+	p := startPane(t, home, args...)
+	p.waitFor("gohactl>")
+	return p
+}
+
+// startPane runs gohactl with args in a new pane, and leaves the pane open
+// after it exits, with its exit status shown, until the test ends.
+func startPane(t *testing.T, home string, args ...string) *pane {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
@@ -224,11 +233,10 @@ func newPane(t *testing.T, home string, args ...string) *pane {
 	for i := range cmdline[:4] {
 		cmdline[i] = "'" + cmdline[i] + "'"
 	}
-	if out, err := tmux("new-session", "-d", "-s", p.name, "-x", "200", "-y", "50", strings.Join(cmdline, " ")); err != nil {
+	if out, err := tmux("new-session", "-d", "-s", p.name, "-x", "200", "-y", "50", strings.Join(cmdline, " ")+"; echo EXIT=$?; sleep 60"); err != nil {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
 	}
 	t.Cleanup(func() { tmux("kill-session", "-t", p.name) })
-	p.waitFor("gohactl> ")
 	return p
 }
 
@@ -328,7 +336,12 @@ func (p *pane) clear() {
 	time.Sleep(50 * time.Millisecond)
 }
 
-func (p *pane) alive() bool {
-	_, err := tmux("has-session", "-t", p.name)
-	return err == nil
+// exited reports whether gohactl has exited, and its status.
+func (p *pane) exited() (bool, string) {
+	screen := p.capture(false)
+	i := strings.LastIndex(screen, "EXIT=")
+	if i < 0 {
+		return false, ""
+	}
+	return true, strings.Fields(screen[i+len("EXIT="):])[0]
 }

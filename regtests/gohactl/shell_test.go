@@ -74,7 +74,10 @@ func TestShellHistory(t *testing.T) {
 	p.run("show version")
 	p.run("get weight web/s1")
 	p.keys("C-d")
-	eventually(t, 5*time.Second, "the shell to exit on Ctrl-D", func() bool { return !p.alive() })
+	eventually(t, 5*time.Second, "the shell to exit on Ctrl-D", func() bool {
+		done, status := p.exited()
+		return done && status == "0"
+	})
 
 	b, err := os.ReadFile(filepath.Join(home, "state", "gohactl", "history"))
 	if err != nil || string(b) != "show version\nget weight web/s1\n" {
@@ -184,4 +187,38 @@ func TestShellReconnect(t *testing.T) {
 	if out := p.run("show backend"); out != "# name\nweb\napi\n" {
 		t.Errorf("server back: %q", out)
 	}
+}
+
+// Ctrl-C abandons a command that is waiting for its reply.
+func TestShellInterrupt(t *testing.T) {
+	t.Parallel()
+	h := startHAProxy(t)
+	p := newPane(t, t.TempDir(), "-S", h.sock)
+	// "show events <ring> -w" waits for new events until the client types.
+	p.typeText("show events buf0 -w")
+	p.keys("Enter")
+	p.waitFor("gohactl> show events buf0 -w\n")
+	p.keys("C-c")
+	p.waitFor("gohactl: interrupted (the next command reconnects)")
+	if out := p.run("show backend"); out != "# name\nweb\napi\n" {
+		t.Errorf("after interrupt: %q", out)
+	}
+}
+
+// watch as a one-shot command, across a restart of the server.
+func TestOneShotWatch(t *testing.T) {
+	t.Parallel()
+	h := startHAProxy(t)
+	p := startPane(t, t.TempDir(), "-S", h.sock, "-t", "1s", "watch", "0.2", "show servers state | cols be_name,srv_name,srv_uweight")
+	p.waitFor("Every 200ms: show servers state | cols be_name,srv_name,srv_uweight")
+	p.waitFor("api      a1                  1")
+	h.stop()
+	p.waitFor("gohactl: cannot connect to " + h.sock)
+	h.start(haproxyPath(t))
+	p.waitFor("api      a1                  1")
+	p.keys("x")
+	eventually(t, 5*time.Second, "watch to stop on a key", func() bool {
+		done, status := p.exited()
+		return done && status == "0"
+	})
 }
