@@ -239,6 +239,9 @@ func (b *builder) validate() {
 		if p.IsFrontend() && len(p.Binds) == 0 && !p.Disabled {
 			b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("%s '%s' has no 'bind' directive. Please declare it as a backend if this was intended.", capName(p.Cap), p.Name)})
 		}
+		if p.DefaultBackend == "" && p.IsFrontend() && p.IsBackend() {
+			p.DefBE = p
+		}
 		if p.DefaultBackend != "" {
 			be := b.cfg.FindProxy(p.DefaultBackend, CapBE)
 			if be == nil {

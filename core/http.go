@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"goha/core/http1"
@@ -105,6 +106,8 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 	} else {
 		c.SetReadDeadline(time.Time{})
 	}
+	// A new message: forget any partial parse (the Head would resume it).
+	hc.req.Reset()
 	for {
 		if cbuf.Len() > 0 {
 			n, err := hc.req.ParseRequest(cbuf.Bytes())
@@ -428,6 +431,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 	var hlen int
 	for {
 		// Read one response head.
+		resp.Reset()
 		for {
 			if sbuf.Len() > 0 {
 				n, err := resp.ParseResponse(sbuf.Bytes(), req.Method)
@@ -573,9 +577,10 @@ func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 	wg.Wait()
 }
 
+// isReset says whether err is the peer resetting or closing, as a server
+// does with an idle connection it has given up on.
 func isReset(err error) bool {
-	var oe *net.OpError
-	return errors.As(err, &oe)
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // applyReqRules runs http-request rules. done means the request was
@@ -603,6 +608,10 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 				si.term = [2]byte{'P', 'R'}
 			}
 			si.status = r.status
+			reply := r.reply
+			if er := px.errReply[r.status]; er != nil && r.act == actDeny {
+				reply = er
+			}
 			// The request body, if any, is not read: close after replying.
 			keep := r.act == actReturn && hc.req.Body == http1.BodyNone && hc.req.KeepAlive()
 			mode := http1.ConnClose
@@ -613,14 +622,14 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 				}
 				cbuf.Discard(hlen)
 			}
-			b := r.reply.Bytes(mode)
+			b := reply.Bytes(mode)
 			c.Write(b)
 			si.bytesOut = int64(len(b))
 			si.tt = time.Since(si.accept)
 			si.ta = si.tt
 			si.fe.FE.Hrsp[HrspClass(r.status)].Add(1)
 			proc.logHTTP(si)
-			return true, keep && !r.reply.ForceClose
+			return true, keep && !reply.ForceClose
 		}
 	}
 	return false, false

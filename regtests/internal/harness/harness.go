@@ -1,0 +1,262 @@
+// Package harness runs goha (or HAProxy, for comparison) on a configuration
+// with listening sockets handed over as fd@N, so that tests never race for
+// ports, and provides small origin servers.
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Proc is a running proxy.
+type Proc struct {
+	t       testing.TB
+	cmd     *exec.Cmd
+	Dir     string
+	Addrs   map[string]string // listener name -> host:port
+	out     *lockedBuf
+	done    chan struct{}
+	waitErr error
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Start runs prog -d -f <cfg>. Every `${NAME}` listed in listeners is given
+// a listening socket on 127.0.0.1:0, passed as a file descriptor whose
+// number is put in the environment under NAME, so the configuration says
+// `bind "fd@${NAME}"`. ${TMP} expands to the run directory.
+func Start(t testing.TB, prog, cfg string, listeners ...string) *Proc {
+	t.Helper()
+	dir := t.TempDir()
+	p := &Proc{t: t, Dir: dir, Addrs: map[string]string{}, out: &lockedBuf{}, done: make(chan struct{})}
+	cfg = strings.ReplaceAll(cfg, "${TMP}", dir)
+	path := filepath.Join(dir, "test.cfg")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(prog, "-d", "-f", path)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMP="+dir)
+	for i, name := range listeners {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := ln.(*net.TCPListener).File()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.Close()
+		defer f.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", name, 3+i))
+		p.Addrs[name] = ln.Addr().String()
+	}
+	cmd.Stdout = p.out
+	cmd.Stderr = p.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd = cmd
+	go func() { p.waitErr = cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// Output is what the proxy printed so far.
+func (p *Proc) Output() string { return p.out.String() }
+
+// PID is the process id.
+func (p *Proc) PID() int { return p.cmd.Process.Pid }
+
+// Stop sends SIGTERM and waits (SIGKILL after 5 s).
+func (p *Proc) Stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// Exited reports whether the process is gone.
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitOutput polls the output until it contains s.
+func (p *Proc) WaitOutput(s string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if strings.Contains(p.Output(), s) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// RSS returns the resident set size in kB and its peak (VmHWM).
+func (p *Proc) RSS() (cur, peak int) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "VmRSS:" {
+			cur, _ = strconv.Atoi(f[1])
+		}
+		if len(f) >= 2 && f[0] == "VmHWM:" {
+			peak, _ = strconv.Atoi(f[1])
+		}
+	}
+	return
+}
+
+// FDs counts the process's open descriptors.
+func (p *Proc) FDs() int {
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.PID()))
+	return len(ents)
+}
+
+// Origin is an HTTP server that answers with its name and counts the
+// connections it accepted.
+type Origin struct {
+	Name  string
+	Addr  string
+	Conns atomic.Int64
+	Reqs  atomic.Int64
+	srv   *http.Server
+	ln    net.Listener
+}
+
+// NewOrigin starts an origin; handler may be nil (answers "<name>\n").
+func NewOrigin(t testing.TB, name string, handler http.HandlerFunc) *Origin {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &Origin{Name: name, Addr: ln.Addr().String(), ln: ln}
+	if handler == nil {
+		handler = func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Server", name)
+			io.Copy(io.Discard, r.Body)
+			fmt.Fprintf(w, "%s\n", name)
+		}
+	}
+	o.srv = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			o.Reqs.Add(1)
+			handler(w, r)
+		}),
+		ConnState: func(c net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				o.Conns.Add(1)
+			}
+		},
+	}
+	go o.srv.Serve(ln)
+	t.Cleanup(func() { o.srv.Close() })
+	return o
+}
+
+// Close stops the origin.
+func (o *Origin) Close() { o.srv.Close() }
+
+// WaitListening polls addr until it accepts a TCP connection.
+func WaitListening(t testing.TB, addr string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s does not accept connections", addr)
+}
+
+// RawRequest sends raw bytes on a new connection and returns everything the
+// peer sends until it closes or the timeout passes.
+func RawRequest(t testing.TB, addr string, raw string, timeout time.Duration) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(timeout))
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(c)
+	return string(b)
+}
+
+// Get sends GET path on a keep-alive client and returns the status and body.
+func Get(t testing.TB, c *http.Client, addr, path string) (int, string) {
+	t.Helper()
+	resp, err := c.Get("http://" + addr + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// ReadResponse reads one response from br.
+func ReadResponse(br *bufio.Reader, method string) (*http.Response, string, error) {
+	resp, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b), err
+}
