@@ -476,9 +476,9 @@ func (lf *LogForward) Open(reg *Registry) error {
 	return nil
 }
 
-// Process relays one received message. src is the sender's address
-// (invalid when unknown, e.g. a UNIX socket).
-func (lf *LogForward) Process(src netip.Addr, buf []byte) {
+// Process relays one received message. src is the sender's address as
+// text ("192.0.2.7"), nil when unknown (a UNIX socket); see AddrText.
+func (lf *LogForward) Process(src []byte, buf []byte) {
 	lf.received.Add(1)
 	var m Meta
 	msg := buf
@@ -486,9 +486,8 @@ func (lf *LogForward) Process(src netip.Addr, buf []byte) {
 		m.Facility, m.Level = -1, -1
 	} else {
 		msg = ParseMessage(buf, &m)
-		if src.IsValid() && lf.Host != HostKeep {
-			var ab [64]byte
-			addr := src.Unmap().AppendTo(ab[:0])
+		if len(src) > 0 && lf.Host != HostKeep {
+			addr := src
 			switch {
 			case lf.Host == HostReplace:
 				m.Host = addr
@@ -506,6 +505,15 @@ func (lf *LogForward) Process(src netip.Addr, buf []byte) {
 	lf.Loggers.Send(&m, msg)
 }
 
+// AddrText returns the text HAProxy uses for a sender's address (IPv4
+// addresses mapped into IPv6 shown as IPv4), nil for an invalid one.
+func AddrText(a netip.Addr) []byte {
+	if !a.IsValid() {
+		return nil
+	}
+	return a.Unmap().AppendTo(nil)
+}
+
 // ServePacket relays every datagram received on pc until ctx is done or
 // pc fails. One datagram is one message.
 func (lf *LogForward) ServePacket(ctx context.Context, pc net.PacketConn) error {
@@ -513,6 +521,9 @@ func (lf *LogForward) ServePacket(ctx context.Context, pc net.PacketConn) error 
 	defer stop()
 	buf := make([]byte, 65536)
 	udp, _ := pc.(*net.UDPConn)
+	// The text of the last sender's address, kept while senders repeat.
+	var last netip.Addr
+	var lastText []byte
 	for {
 		var n int
 		var src netip.Addr
@@ -530,7 +541,10 @@ func (lf *LogForward) ServePacket(ctx context.Context, pc net.PacketConn) error 
 			}
 			return err
 		}
-		lf.Process(src, buf[:n])
+		if src != last {
+			last, lastText = src, AddrText(src)
+		}
+		lf.Process(lastText, buf[:n])
 	}
 }
 
@@ -574,9 +588,9 @@ func (lf *LogForward) serveConn(ctx context.Context, c net.Conn) {
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	defer c.Close()
-	var src netip.Addr
+	var src []byte
 	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		src = ta.AddrPort().Addr()
+		src = AddrText(ta.AddrPort().Addr())
 	}
 	fr := NewFrameReader(c, DefaultMaxFrame)
 	fr.AssumeLF = lf.AssumeLF

@@ -198,7 +198,7 @@ func globMatch(pattern, s string) bool {
 }
 
 func TestLogForwardHostOptions(t *testing.T) {
-	src := netip.MustParseAddr("192.0.2.7")
+	src := AddrText(netip.MustParseAddr("192.0.2.7"))
 	for _, c := range []struct {
 		opt  string
 		in   string
@@ -271,7 +271,7 @@ func FuzzLogForward(f *testing.F) {
 	lf := &LogForward{Loggers: Loggers{l}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// As one datagram.
-		lf.Process(netip.MustParseAddr("127.0.0.1"), data)
+		lf.Process([]byte("127.0.0.1"), data)
 		var m Meta
 		msg := ParseMessage(data, &m)
 		if len(msg) > len(data) {
@@ -290,7 +290,7 @@ func FuzzLogForward(f *testing.F) {
 			if len(m) > 256 {
 				t.Fatalf("frame of %d bytes over the limit", len(m))
 			}
-			lf.Process(netip.Addr{}, m)
+			lf.Process(nil, m)
 		}
 	})
 }
@@ -321,4 +321,19 @@ func FuzzParseLog(f *testing.F) {
 		ParseRingKeyword(r, args)
 		ParseServer(args)
 	})
+}
+
+// Relaying a datagram costs no allocation.
+func TestLogForwardProcessAllocs(t *testing.T) {
+	reg := NewRegistry()
+	r, _ := reg.ParseRing([]string{"ring", "r"})
+	r.Format = FormatRFC5424
+	lf, _ := ParseLogForward([]string{"log-forward", "f"})
+	lf.ParseKeyword([]string{"log", "ring@r", "local0"})
+	lf.Open(reg)
+	src := AddrText(netip.MustParseAddr("127.0.0.1"))
+	msg := []byte(`<134>1 2026-11-29T20:48:56.256184+00:00 - haproxy 4242 - - 127.0.0.1:41234 [29/Nov/2026:20:48:56.256] fe be/s1`)
+	if n := testing.AllocsPerRun(1000, func() { lf.Process(src, msg) }); n != 0 {
+		t.Fatalf("%v allocations per message", n)
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -52,6 +53,12 @@ func main() {
 // ring r, forwarded to the sink. GOMAXPROCS is left to the caller.
 func runRelay(args []string) {
 	udpAddr, sinkAddr, proto := args[0], args[1], args[2]
+	if path := os.Getenv("RELAYBENCH_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	reg := ring.NewRegistry()
 	r, err := reg.ParseRing([]string{"ring", "r"})
 	check(err)
