@@ -119,6 +119,11 @@ func (h *Head) parseFields(b []byte, p int) (int, error) {
 		if p >= end {
 			return 0, errMore
 		}
+		// Like HAProxy, count the stored fields (merged duplicates are
+		// not stored) when the next line or the end of the head comes.
+		if len(h.fields) > maxFields {
+			return 0, h.fail(ErrTooManyHeaders, p)
+		}
 		c := b[p]
 		if c == '\r' {
 			if p+1 >= end {
@@ -195,9 +200,6 @@ func (h *Head) parseFields(b []byte, p int) (int, error) {
 		ve := eol
 		for ve > v0 && isLWS(b[ve-1]) {
 			ve--
-		}
-		if len(h.fields) >= maxFields {
-			return 0, h.fail(ErrTooManyHeaders, lineStart)
 		}
 		h.fields = append(h.fields, field{
 			name:  span{int32(lineStart), int32(nameEnd - lineStart)},
@@ -488,8 +490,9 @@ func (h *Head) contentLength(i int) error {
 		return h.fail(ErrContentLength, off)
 	}
 	if !first {
-		// Identical duplicate: HAProxy drops it.
-		f.drop = true
+		// Identical duplicate: HAProxy drops it (and does not count it
+		// against tune.http.maxhdr).
+		h.fields = h.fields[:i]
 		h.Flags |= FlagRewrite
 		return nil
 	}
@@ -515,7 +518,7 @@ func (h *Head) hostField(i int) error {
 	if !eqFoldBytes(v, h.fields[h.host].value.of(h.buf)) {
 		return h.fail(ErrHost, int(f.value.off))
 	}
-	f.drop = true
+	h.fields = h.fields[:i]
 	h.Flags |= FlagRewrite
 	return nil
 }

@@ -69,6 +69,8 @@ var requestVectors = []struct {
 	{"lower-method", "get /ok HTTP/1.1\r\nHost: a\r\n\r\n", 0},
 	{"100-fields", "GET /ok HTTP/1.1\r\n" + fields(100) + "\r\n", 0},
 	{"101-fields", "GET /ok HTTP/1.1\r\n" + fields(101) + "\r\n", 400},
+	{"101-fields-one-merged", "GET /ok HTTP/1.1\r\nHost: a\r\n" + fields(99) + "Host: a\r\n\r\n", 0},
+	{"102-fields-one-merged", "GET /ok HTTP/1.1\r\nHost: a\r\n" + fields(100) + "Host: a\r\n\r\n", 400},
 	{"head-15000", "GET /ok HTTP/1.1\r\nX: " + strings.Repeat("a", 15000-25) + "\r\n\r\n", 0},
 	{"head-15400", "GET /ok HTTP/1.1\r\nX: " + strings.Repeat("a", 15400-25) + "\r\n\r\n", 400},
 	{"uri-20000", "GET /" + strings.Repeat("a", 20000) + " HTTP/1.1\r\n\r\n", 400},
