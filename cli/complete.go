@@ -204,6 +204,11 @@ func (s *Session) loadCompletion() {
 	if s.tree != nil && !s.namesStale {
 		return
 	}
+	// A reconnection notice printed now would land inside the line being
+	// edited; the next command reports the connection's state anyway.
+	notice := s.Notice
+	s.Notice = nil
+	defer func() { s.Notice = notice }()
 	r, err := s.Exec("help", nil)
 	if err != nil {
 		return

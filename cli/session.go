@@ -29,7 +29,6 @@ type Session struct {
 	mu   sync.Mutex // guards conn, for Abort from a signal handler
 	conn *Conn
 
-	connected   bool        // a connection was made before; reconnections are announced
 	interrupted atomic.Bool // set by Interrupt, read once by the command it broke
 
 	// Completion data, loaded lazily and dropped after commands that may
@@ -68,7 +67,6 @@ func (s *Session) Connect() error {
 	s.mu.Lock()
 	s.conn = nc
 	s.mu.Unlock()
-	s.connected = true
 	return nil
 }
 
