@@ -16,15 +16,15 @@ const (
 // "next" those pushed to the next window. init and next name t[0] or t[1]
 // and swap when curr runs dry.
 type fwrrGroup struct {
-	curr       tree
-	t          [2]tree
+	curr       heap
+	t          [2]heap
 	init, next int8 // treeT0 or treeT1
 	currPos    int32
 	currWeight int32
 	nextWeight int32
 }
 
-func (g *fwrrGroup) tree(tag int8) *tree {
+func (g *fwrrGroup) tree(tag int8) *heap {
 	switch tag {
 	case treeCurr:
 		return &g.curr
@@ -38,6 +38,8 @@ func (g *fwrrGroup) tree(tag int8) *tree {
 
 // fwrr is "balance roundrobin": HAProxy's FWRR (lb_fwrr.c), a weighted round
 // robin whose weights may change at run time, taking effect smoothly.
+// HAProxy's three ebtrees per group are heaps here: the algorithm only ever
+// looks at their first entry.
 //
 // Cost: O(log n) per pick (plus O(log n) per full or avoided server
 // skipped). Locking: one mutex, like HAProxy's lbprm lock, held for the

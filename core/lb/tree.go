@@ -21,6 +21,7 @@ type tnode struct {
 	seq         uint64
 	prio        uint32
 	srv         int32
+	hidx        int32 // position when in a heap
 	in          bool
 	left, right *tnode
 }
