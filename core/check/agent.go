@@ -120,9 +120,10 @@ func agentExpect(p *probe, r *Rule, lastRead bool) evalRet {
 		if !lastRead {
 			return evalWait
 		}
-		// HAProxy keeps the previous status here; a probe has none, so
-		// it reports a neutral result that leaves the health unchanged.
-		p.setStatus(StatusChecked, "Ignoring incomplete line from agent")
+		// An agent that closes after an incomplete line is reported by
+		// HAProxy 2.6 as a layer-7 timeout without info (observed); as
+		// for any agent failure below L7STS, the health is unchanged.
+		p.setStatus(StatusL7TOut, "")
 		return evalStop
 	}
 	p.agentRep = &rep

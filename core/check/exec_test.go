@@ -96,6 +96,25 @@ func TestTCPCheckConnectErrors(t *testing.T) {
 	wantOutcome(t, o, StatusL4Con, 0, "Connection refused at step 1 of tcp-check (connect port "+itoa(p)+") comment: 'second port'")
 }
 
+// Texts captured from haproxy 2.6.12 with the same ruleset and peers.
+func TestBadPeersComment(t *testing.T) {
+	rules := backendRules(t, w("option", "tcp-check"),
+		w("tcp-check", "send", "PING\r\n"),
+		w("tcp-check", "expect", "string", "PONG", "comment", "pong"))
+	silent := newResponder(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	wantOutcome(t, run(t, rules, silent.target(), Timeouts{Inter: 100 * time.Millisecond}), StatusL7TOut, 0,
+		" at step 2 of tcp-check (expect string 'PONG') comment: 'pong'")
+	garbage := newResponder(t, func(c net.Conn) { readSome(c); io.WriteString(c, "\x00\x01garbage") })
+	wantOutcome(t, run(t, rules, garbage.target(), shortTO), StatusL7Rsp, 0, "TCPCHK did not match content 'PONG' at step 2 comment: pong")
+	empty := newResponder(t, func(c net.Conn) { readSome(c) })
+	wantOutcome(t, run(t, rules, empty.target(), shortTO), StatusL7Rsp, 0, "TCPCHK got an empty response at step 2 comment: 'pong'")
+	reset := newResponder(t, func(c net.Conn) { readSome(c); c.(*net.TCPConn).SetLinger(0) })
+	wantOutcome(t, run(t, rules, reset.target(), shortTO), StatusSockErr, 0,
+		"Connection reset by peer at step 2 of tcp-check (expect string 'PONG') comment: 'pong'")
+	redis := backendRules(t, w("option", "redis-check"))
+	wantOutcome(t, run(t, redis, empty.target(), shortTO), StatusL7Sts, 0, "TCPCHK got an empty response at step 2")
+}
+
 func TestBadPeers(t *testing.T) {
 	rules := backendRules(t, w("option", "tcp-check"),
 		w("tcp-check", "send", "PING\r\n"),

@@ -264,7 +264,7 @@ func TestAgentCheck(t *testing.T) {
 		{"up bogus #x\n", StatusL7OK, "via agent : up (bogus)"},
 		{"down bogus #x\n", StatusL7Sts, "via agent : down (x)"},
 		{"UP, 50%, maxconn:30\n", StatusL7OK, "via agent : UP"},
-		{"up", StatusChecked, "Ignoring incomplete line from agent"},
+		{"up", StatusL7TOut, ""},
 		{"", StatusL7Rsp, "TCPCHK got an empty response at step 2"},
 	}
 	rules := AgentRules("ping\n")
