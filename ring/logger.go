@@ -197,6 +197,11 @@ func ParseLog(args []string, inGlobal bool) (*Logger, error) {
 	return l, nil
 }
 
+// ParseLogArgs is ParseLog for the words after the "log" keyword.
+func ParseLogArgs(words []string, inGlobal bool) (*Logger, error) {
+	return ParseLog(append([]string{"log"}, words...), inGlobal)
+}
+
 // atoi reads leading decimal digits like C's atoi; anything else gives 0.
 func atoi(s string) int {
 	i, neg := 0, false
