@@ -191,20 +191,23 @@ func (b *Body) scanChunked(p []byte) (int, bool, error) {
 			}
 			b.st = csSize
 		case csTrStart:
-			switch {
-			case c == '\r':
+			switch c {
+			case '\r':
 				b.st = csEndLF
-			case c == '\n':
+			case '\n':
 				return b.finished(i + 1)
-			case isToken(c):
-				b.st = csTrName
-			default:
+			case ':':
 				return i, false, b.fail(ErrTrailer, i)
+			default:
+				b.st = csTrName
 			}
 		case csTrName:
+			// HAProxy 2.6 parses trailers leniently: any byte but the
+			// colon and LF may appear in a trailer name; only an empty
+			// name or a line without a colon is refused.
 			if c == ':' {
 				b.st = csTrValue
-			} else if !isToken(c) {
+			} else if c == '\n' {
 				return i, false, b.fail(ErrTrailer, i)
 			}
 		case csTrValue:

@@ -11,42 +11,49 @@ import (
 	"testing"
 )
 
+// chunkVectors are chunked bodies with the length goha's framing gives
+// them (-1 invalid, -2 incomplete); TestChunkedAgainstHAProxy checks them
+// against the real HAProxy.
+var chunkVectors = []struct {
+	name string
+	in   string
+	n    int
+	kind ErrorKind
+}{
+	{"simple", "3\r\nabc\r\n0\r\n\r\n", 13, 0},
+	{"followed-by-next", "3\r\nabc\r\n0\r\n\r\nGET /", 13, 0},
+	{"hex-upper-lower", "A\r\n0123456789\r\na\r\n0123456789\r\n0\r\n\r\n", 35, 0},
+	{"leading-zeros", "0003\r\nabc\r\n000\r\n\r\n", 18, 0},
+	{"extension", "3;name=value;x\r\nabc\r\n0;last\r\n\r\n", 31, 0},
+	{"blank-before-ext", "3 \t;x\r\nabc\r\n0\r\n\r\n", 17, 0},
+	{"blank-before-crlf", "3  \r\nabc\r\n0\r\n\r\n", 15, 0},
+	{"bare-lf", "3\nabc\n0\n\n", 9, 0},
+	{"trailers", "3\r\nabc\r\n0\r\nX-Sum: 1\r\nY: 2\r\n\r\n", 29, 0},
+	{"trailer-bare-lf", "0\nX: 1\n\n", 8, 0},
+	{"empty-trailer-value", "0\r\nX:\r\n\r\n", 9, 0},
+	{"incomplete-size", "3", -2, 0},
+	{"incomplete-data", "3\r\nab", -2, 0},
+	{"incomplete-trailers", "0\r\nX: 1\r\n", -2, 0},
+	{"no-digits", "\r\nabc\r\n", -1, ErrChunkSize},
+	{"negative", "-3\r\nabc\r\n", -1, ErrChunkSize},
+	{"hex-prefix", "0x3\r\nabc\r\n", -1, ErrChunkSize},
+	{"junk-after-size", "3x\r\nabc\r\n", -1, ErrChunkSize},
+	{"cr-without-lf", "3\rabc\r\n", -1, ErrChunkSize},
+	{"too-big", "10000000000000\r\n", -1, ErrChunkSize},
+	{"largest", "FFFFFFFFFFFFF\r\n", -2, 0},
+	{"data-too-long", "3\r\nabcd\r\n", -1, ErrChunkEnd},
+	{"data-cr-junk", "3\r\nabc\rX", -1, ErrChunkEnd},
+	{"trailer-lenient-name", "0\r\nX Y: 1\r\n\r\n", 13, 0},
+	{"trailer-no-colon", "0\r\nX\r\n\r\n", -1, ErrTrailer},
+	{"leading-blank", " 3\r\nabc\r\n0\r\n\r\n", -1, ErrChunkSize},
+	{"ext-stray-cr", "3;a\rb\r\nabc\r\n0\r\n\r\n", -1, ErrChunkSize},
+	{"trailer-no-name", "0\r\n: 1\r\n\r\n", -1, ErrTrailer},
+	{"trailer-cr-junk", "0\r\nX: 1\rZ\r\n\r\n", -1, ErrTrailer},
+	{"end-cr-junk", "0\r\n\rZ", -1, ErrTrailer},
+}
+
 func TestChunked(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		n    int // body length when valid; -1 when invalid, -2 when incomplete
-		kind ErrorKind
-	}{
-		{"simple", "3\r\nabc\r\n0\r\n\r\n", 13, 0},
-		{"followed-by-next", "3\r\nabc\r\n0\r\n\r\nGET /", 13, 0},
-		{"hex-upper-lower", "A\r\n0123456789\r\na\r\n0123456789\r\n0\r\n\r\n", 35, 0},
-		{"leading-zeros", "0003\r\nabc\r\n000\r\n\r\n", 18, 0},
-		{"extension", "3;name=value;x\r\nabc\r\n0;last\r\n\r\n", 31, 0},
-		{"blank-before-ext", "3 \t;x\r\nabc\r\n0\r\n\r\n", 17, 0},
-		{"blank-before-crlf", "3  \r\nabc\r\n0\r\n\r\n", 15, 0},
-		{"bare-lf", "3\nabc\n0\n\n", 9, 0},
-		{"trailers", "3\r\nabc\r\n0\r\nX-Sum: 1\r\nY: 2\r\n\r\n", 29, 0},
-		{"trailer-bare-lf", "0\nX: 1\n\n", 8, 0},
-		{"empty-trailer-value", "0\r\nX:\r\n\r\n", 9, 0},
-		{"incomplete-size", "3", -2, 0},
-		{"incomplete-data", "3\r\nab", -2, 0},
-		{"incomplete-trailers", "0\r\nX: 1\r\n", -2, 0},
-		{"no-digits", "\r\nabc\r\n", -1, ErrChunkSize},
-		{"negative", "-3\r\nabc\r\n", -1, ErrChunkSize},
-		{"hex-prefix", "0x3\r\nabc\r\n", -1, ErrChunkSize},
-		{"junk-after-size", "3x\r\nabc\r\n", -1, ErrChunkSize},
-		{"cr-without-lf", "3\rabc\r\n", -1, ErrChunkSize},
-		{"too-big", "10000000000000\r\n", -1, ErrChunkSize},
-		{"largest", "FFFFFFFFFFFFF\r\n", -2, 0},
-		{"data-too-long", "3\r\nabcd\r\n", -1, ErrChunkEnd},
-		{"data-cr-junk", "3\r\nabc\rX", -1, ErrChunkEnd},
-		{"trailer-bad-name", "0\r\nX Y: 1\r\n\r\n", -1, ErrTrailer},
-		{"trailer-no-name", "0\r\n: 1\r\n\r\n", -1, ErrTrailer},
-		{"trailer-cr-junk", "0\r\nX: 1\rZ\r\n\r\n", -1, ErrTrailer},
-		{"end-cr-junk", "0\r\n\rZ", -1, ErrTrailer},
-	}
-	for _, tt := range tests {
+	for _, tt := range chunkVectors {
 		t.Run(tt.name, func(t *testing.T) {
 			// Whole input at once, then one byte at a time: both must agree.
 			for _, step := range []int{len(tt.in), 1} {
