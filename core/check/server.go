@@ -21,6 +21,7 @@ type ServerOptions struct {
 	OnError    OnError
 
 	agentAddrSet, agentPortSet bool
+	checkSSL                   int8 // 1 check-ssl, -1 no-check-ssl, 0 unset
 }
 
 // ServerKeywords lists the keywords ServerOptions.Parse handles.
@@ -128,9 +129,11 @@ func (o *ServerOptions) Parse(words []string, i int, server string, httpMode boo
 		return 1, nil
 	case "check-ssl":
 		o.Health.SSL = true
+		o.checkSSL = 1
 		return 1, nil
 	case "no-check-ssl":
 		o.Health.SSL = false
+		o.checkSSL = -1
 		return 1, nil
 	case "check-send-proxy":
 		o.Health.SendProxy = true
@@ -275,6 +278,22 @@ func (o *ServerOptions) Parse(words []string, i int, server string, httpMode boo
 		return 2, nil
 	}
 	return 0, nil
+}
+
+// InheritServerTransport applies HAProxy's rule for checks that target the
+// service itself: without "port" and "addr", the health check uses the
+// server's ssl setting (unless "no-check-ssl" was given) and its
+// send-proxy. serverSSL is the server's "ssl"; call it before Config.
+func (o *ServerOptions) InheritServerTransport(serverSSL, serverSendProxy bool) {
+	if o.Health.Port != 0 || o.Health.Addr != "" {
+		return
+	}
+	if o.checkSSL == 0 && serverSSL {
+		o.Health.SSL = true
+	}
+	if serverSendProxy {
+		o.Health.SendProxy = true
+	}
 }
 
 // Config builds the ServerConfig of a server from its options, once the

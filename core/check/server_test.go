@@ -82,3 +82,24 @@ func TestServerOptions(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 }
+
+func TestInheritServerTransport(t *testing.T) {
+	var o ServerOptions
+	o.Parse(w("check"), 0, "s", false)
+	o.InheritServerTransport(true, true)
+	if !o.Health.SSL || !o.Health.SendProxy {
+		t.Fatalf("%+v", o.Health)
+	}
+	o = ServerOptions{}
+	o.Parse(w("no-check-ssl"), 0, "s", false)
+	o.InheritServerTransport(true, false)
+	if o.Health.SSL {
+		t.Fatal("no-check-ssl must win")
+	}
+	o = ServerOptions{}
+	o.Parse(w("port", "81"), 0, "s", false)
+	o.InheritServerTransport(true, true)
+	if o.Health.SSL || o.Health.SendProxy {
+		t.Fatal("a check port means a plain check")
+	}
+}
