@@ -80,10 +80,11 @@ func (r *Ring) Dump(w io.Writer, fromEnd, wait bool, frame FrameFunc, stop <-cha
 	flusher, _ := w.(interface{ Flush() error })
 	buf := make([]byte, 0, 16384)
 	for {
-		out, n, err := rd.Fill(buf[:0], 16384, frame)
+		out, n, next, err := rd.peek(buf[:0], 16384, frame, false)
 		if err != nil {
 			return err
 		}
+		rd.Advance(next)
 		buf = out[:0]
 		if n > 0 {
 			if _, err := w.Write(out); err != nil {

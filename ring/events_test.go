@@ -153,3 +153,19 @@ func TestShowEventsWait(t *testing.T) {
 	}
 	waitFor(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return len(r.readers) == 0 })
 }
+
+// Events larger than one output batch are shown whole.
+func TestShowEventsLargeEvent(t *testing.T) {
+	r := New("big", 1<<20)
+	big := strings.Repeat("b", 40000)
+	r.Write([]byte("small"))
+	r.Write([]byte(big))
+	r.Write([]byte("after"))
+	var b bytes.Buffer
+	if err := r.Dump(&b, false, false, FrameLF, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "small\n"+big+"\nafter\n" {
+		t.Fatalf("dump of %d bytes", b.Len())
+	}
+}

@@ -57,8 +57,11 @@ func (s *Server) Connects() uint64 { return s.connects.Load() }
 func (s *Server) Sent() uint64 { return s.sent.Load() }
 
 // Start launches one forwarder per server. They run until ctx is done;
-// Wait returns once they all stopped.
+// Wait returns once they all stopped. Only the first call does anything.
 func (r *Ring) Start(ctx context.Context) {
+	if r.started.Swap(true) {
+		return
+	}
 	for _, s := range r.Servers {
 		r.fwd.Add(1)
 		go func() {

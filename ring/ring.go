@@ -3,6 +3,7 @@ package ring
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,7 +41,8 @@ type Ring struct {
 	// Implicit marks a ring created by a `log tcp@...` line.
 	Implicit bool
 
-	fwd sync.WaitGroup // forwarders launched by Start
+	fwd     sync.WaitGroup // forwarders launched by Start
+	started atomic.Bool    // Start ran once
 
 	mu      sync.Mutex // guards following fields
 	area    []byte
@@ -375,6 +377,12 @@ func (rd *Reader) Fill(dst []byte, limit int, frame FrameFunc) (out []byte, n in
 // the appended events, for Advance once they were sent. Until then the
 // events stay pinned in the ring.
 func (rd *Reader) Peek(dst []byte, limit int, frame FrameFunc) (out []byte, n int, next uint64, err error) {
+	return rd.peek(dst, limit, frame, true)
+}
+
+// peek is Peek; with skipOversize false an event larger than limit is
+// returned alone instead of being skipped.
+func (rd *Reader) peek(dst []byte, limit int, frame FrameFunc, skipOversize bool) (out []byte, n int, next uint64, err error) {
 	r := rd.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -389,12 +397,17 @@ func (rd *Reader) Peek(dst []byte, limit int, frame FrameFunc) (out []byte, n in
 		before := len(dst)
 		dst = frame(dst, a, b)
 		if limit > 0 && len(dst)-base > limit {
-			dst = dst[:before]
 			if before > base {
+				dst = dst[:before]
 				break
 			}
 			pos += ll + l
-			continue
+			if skipOversize {
+				dst = dst[:before]
+				continue
+			}
+			n++
+			break
 		}
 		pos += ll + l
 		n++
