@@ -213,6 +213,13 @@ func TestHTTPCheck(t *testing.T) {
 	tg.ServerDown = true
 	wantOutcome(t, run(t, rules, tg, shortTO), StatusL7Sts, 404, "Not Found")
 
+	// Texts captured from haproxy 2.6.12.
+	world := backendRules(t, w("option", "httpchk"), w("http-check", "expect", "string", "world"))
+	hello := httpResponder(t, "HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+	wantOutcome(t, run(t, world, hello.target(), shortTO), StatusL7Rsp, 200, "HTTP content check did not match")
+	nobody := httpResponder(t, "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")
+	wantOutcome(t, run(t, world, nobody.target(), shortTO), StatusL7Rsp, 200, "HTTP content check could not find a response body")
+
 	junk := httpResponder(t, "SSH-2.0-OpenSSH\r\n\r\n")
 	wantOutcome(t, run(t, rules, junk.target(), shortTO), StatusL7Rsp, 0, "")
 
