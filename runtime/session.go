@@ -267,8 +267,9 @@ func splitWords(cmd string) []string {
 		c := cmd[i]
 		switch {
 		case c == '\\':
-			in = true
+			// A backslash at the very end escapes nothing and is dropped.
 			if i+1 < len(cmd) {
+				in = true
 				i++
 				w = append(w, cmd[i])
 			}
