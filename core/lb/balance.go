@@ -104,7 +104,8 @@ func (b Balance) NeedsKey() bool {
 }
 
 // ParseBalance parses the words after "balance". No word means roundrobin.
-// Error texts are HAProxy 2.6's.
+// Error texts are HAProxy 2.6's; like HAProxy, the caller prints them after
+// the keyword ("balance " + err.Error()).
 func ParseBalance(args []string) (Balance, error) {
 	if len(args) == 0 || args[0] == "" {
 		return Balance{Algo: RoundRobin}, nil
@@ -208,6 +209,9 @@ func ParseBalance(args []string) (Balance, error) {
 			b.MaxInit = n
 		}
 		return b, nil
+	}
+	if strings.HasPrefix(a, "rdp-cookie") || a == "hash" {
+		return Balance{}, fmt.Errorf("'%s' is not supported by goha.", a)
 	}
 	return Balance{}, errors.New("only supports 'roundrobin', 'static-rr', 'leastconn', 'source', 'uri', 'url_param', 'hdr(name)' and 'rdp-cookie(name)' options.")
 }

@@ -160,6 +160,8 @@ func TestParseBalance(t *testing.T) {
 		{"vnswrr max_init=x", Balance{}, "'max_init' expects a non-negative integer"},
 		{"vnswrr foo", Balance{}, "vnswrr only accepts"},
 		{"swrr", Balance{}, "only supports 'roundrobin'"},
+		{"rdp-cookie(x)", Balance{}, "'rdp-cookie(x)' is not supported by goha."},
+		{"hash req.cookie(id)", Balance{}, "'hash' is not supported by goha."},
 		{"bogus", Balance{}, "only supports 'roundrobin', 'static-rr', 'leastconn', 'source', 'uri', 'url_param', 'hdr(name)' and 'rdp-cookie(name)' options."},
 	} {
 		got, err := ParseBalance(strings.Fields(tc.in))

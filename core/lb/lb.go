@@ -3,6 +3,7 @@ package lb
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // HAProxy's weight scales: a user weight (0..MaxWeight) is multiplied by
@@ -145,6 +146,18 @@ func checkServer(s *Server, i int) error {
 		s.Ramp = 0
 	}
 	return nil
+}
+
+// SlowStartRamp returns Server.Ramp for a server that came up elapsed ago
+// under "slowstart period", as HAProxy's server_recalc_eweight counts it in
+// whole seconds: (16 x elapsed + period) / period, or 0 (full weight) once
+// the period is over or without slow start.
+func SlowStartRamp(elapsed, period time.Duration) int {
+	p, e := int64(period/time.Second), int64(elapsed/time.Second)
+	if p <= 0 || e < 0 || e >= p {
+		return 0
+	}
+	return int((WeightScale*e + p) / p)
 }
 
 // dynEWeight is HAProxy's effective weight for the dynamic algorithms.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func weights(ws ...int) []Server {
@@ -492,5 +493,26 @@ func TestHashBalanceFactor(t *testing.T) {
 func TestStatName(t *testing.T) {
 	if Random.StatName() != "unknown" || RoundRobin.StatName() != "roundrobin" || Hdr.StatName() != "hdr" {
 		t.Fatal("show stat names differ from HAProxy 2.6")
+	}
+}
+
+func TestSlowStartRamp(t *testing.T) {
+	for _, tc := range []struct {
+		e, p time.Duration
+		want int
+	}{
+		{0, 10 * time.Second, 1}, {5 * time.Second, 10 * time.Second, 9}, {9 * time.Second, 10 * time.Second, 15},
+		{10 * time.Second, 10 * time.Second, 0}, {time.Second, 0, 0}, {-time.Second, 10 * time.Second, 0},
+	} {
+		if got := SlowStartRamp(tc.e, tc.p); got != tc.want {
+			t.Errorf("%v of %v: %d want %d", tc.e, tc.p, got, tc.want)
+		}
+	}
+	// A ramping server gets its share of the ramped weight.
+	ss := weights(1, 1)
+	ss[1].Ramp = 4
+	p := mustNew(t, Config{Servers: ss})
+	if c := counts(p, Key{}, 200); c[0] != 160 || c[1] != 40 {
+		t.Fatalf("ramp 4/16: %v", c)
 	}
 }
