@@ -125,6 +125,11 @@ func ApplyStages(text string, stages [][]string) (string, error) {
 		return text, nil
 	}
 	if !chose {
+		if len(t.Rows) == 0 {
+			// Without rows nothing says which columns matter; a
+			// 100-column header would only be noise.
+			return "", nil
+		}
 		t = t.DropEmpty()
 	}
 	return t.Render(), nil

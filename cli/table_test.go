@@ -113,6 +113,7 @@ func TestApplyStages(t *testing.T) {
 		{"where pxname!~be | cols pxname", "pxname\nfe\n"},
 		{"grep -v BACKEND | where pxname=be | cols svname", "svname\ns1\ns2\n"},
 		{"where status=nothing | cols pxname", "pxname\n"},
+		{"where status=nothing", ""},
 	}
 	for _, tt := range tests {
 		cmds, err := ParseLine("show stat | " + tt.stages)

@@ -65,7 +65,9 @@ func (s *Session) Watch(args []string, stages [][]string, inFd, outFd int, out i
 	for {
 		text, _ := s.runText(line, nil, stages)
 		cols, rows := termSize(outFd)
-		frame := clip(text, cols, rows-2)
+		// The header, a blank line, and the frame's last newline take three
+		// rows; one more line would scroll the header away.
+		frame := clip(text, cols, rows-3)
 		header := fmt.Sprintf("Every %v: %s", every, title)
 		stamp := time.Now().Format("15:04:05") + "  (any key stops)"
 		if cols > 0 && len(header)+len(stamp)+2 <= cols {
