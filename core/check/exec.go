@@ -107,6 +107,9 @@ type probe struct {
 // view of the result. It never blocks past the deadlines in to, and returns
 // early with the same statuses when ctx is cancelled.
 func Run(ctx context.Context, rules *Rules, t *Target, to Timeouts) Outcome {
+	if to.Inter <= 0 {
+		to.Inter = DefaultInter
+	}
 	p := &probe{rules: rules, target: t, to: to, ctx: ctx, start: time.Now()}
 	p.run()
 	if p.conn != nil {
@@ -412,9 +415,6 @@ func (p *probe) connect(r *Rule) evalRet {
 	now := time.Now()
 	p.deadline = now.Add(p.to.Inter)
 	if p.to.Check > 0 && p.to.Connect > 0 && p.to.Connect < p.to.Inter {
-		p.deadline = now.Add(p.to.Connect)
-	}
-	if p.to.Inter <= 0 && p.to.Connect > 0 {
 		p.deadline = now.Add(p.to.Connect)
 	}
 	ctx, cancel := context.WithDeadline(p.ctx, p.deadline)

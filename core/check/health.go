@@ -139,8 +139,13 @@ type Report struct {
 	Verdict Verdict
 }
 
-// Reporter receives check results; core.Server implements it. Calls come
-// from the check goroutines, one at a time per server.
+// Reporter receives check results; core.Server implements it.
+//
+// Concurrency: probe results come from the server's check goroutines (the
+// health and the agent goroutine may report at the same time), and
+// observe-triggered results from whatever goroutine called Server.Observe.
+// CheckResult must therefore be safe for concurrent use and should not
+// block for long: the next probe of that check waits for it.
 type Reporter interface {
 	CheckResult(r Report)
 }
