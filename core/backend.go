@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"goha/core/lb"
@@ -26,11 +27,26 @@ type backendRT struct {
 	bal    lb.Balance
 	hash   lb.HashType
 	picker lb.Picker
+	pools  *pool.Set[*srvConn]
+
+	// byIdx maps picker indices to servers. Indices never move: a deleted
+	// server leaves a nil, an added one takes the next index. Replaced as
+	// a whole (copy on write) under the proxy's lbMu.
+	byIdx atomic.Pointer[[]*Server]
 
 	// qmu guards waiters, the backend queue: streams waiting for a server
 	// slot, woken in order when a server releases a connection.
 	qmu     sync.Mutex
 	waiters []chan struct{}
+}
+
+// server returns the server at picker index i, or nil.
+func (rt *backendRT) server(i int) *Server {
+	l := *rt.byIdx.Load()
+	if i >= 0 && i < len(l) {
+		return l[i]
+	}
+	return nil
 }
 
 // lbServer describes s to the load balancer.
@@ -53,7 +69,7 @@ func (proc *Process) initBackend(p *Proxy) error {
 	} else {
 		ht, _ = lb.ParseHashType([]string{"map-based"}, nil)
 	}
-	rt := &backendRT{bal: bal, hash: ht}
+	rt := &backendRT{bal: bal, hash: ht, pools: proc.pools}
 	list := p.ServerList()
 	srvs := make([]lb.Server, len(list))
 	for i, s := range list {
@@ -63,9 +79,8 @@ func (proc *Process) initBackend(p *Proxy) error {
 	rt.picker, err = lb.New(lb.Config{
 		Balance: bal, Hash: ht, AllBackups: p.AllBackups, Shards: proc.Threads, Servers: srvs,
 		Served: func(i int) int {
-			l := p.ServerList()
-			if i < len(l) {
-				return l[i].Served()
+			if s := rt.server(i); s != nil {
+				return s.Served()
 			}
 			return 0
 		},
@@ -73,6 +88,8 @@ func (proc *Process) initBackend(p *Proxy) error {
 	if err != nil {
 		return err
 	}
+	idx := append([]*Server(nil), list...)
+	rt.byIdx.Store(&idx)
 	p.rt = rt
 	reuse, err := pool.ParseMode(p.HTTPReuse)
 	if err != nil {
@@ -154,9 +171,7 @@ func (p *Proxy) pick(ctx context.Context, key lb.Key, avoid *Server) (*Server, t
 	}()
 	for {
 		if i := rt.picker.Pick(key, av); i >= 0 {
-			list := p.ServerList()
-			if i < len(list) {
-				s := list[i]
+			if s := rt.server(i); s != nil {
 				// The picker skips full servers, but two streams may race
 				// for the last slot: the loser queues.
 				if s.takeSlot() {

@@ -330,15 +330,5 @@ func (s *Server) MaxConnLive() int { return int(s.maxconn.Load()) }
 // Served is the number of connections the server is serving now.
 func (s *Server) Served() int { return int(s.served.Load()) }
 
-// Usable says whether the load balancer may send new traffic to s:
-// running (or starting), not in maintenance, weight above zero, not draining.
-func (s *Server) Usable() bool {
-	op := s.op.Load()
-	if op != OpRunning && op != OpStarting {
-		return false
-	}
-	if s.admin.Load()&(AdminMaintMask|AdminDrainMask) != 0 {
-		return false
-	}
-	return s.uweight.Load() > 0
-}
+// Usable says whether the load balancer may send new traffic to s.
+func (s *Server) Usable() bool { return s.LBUsable() }

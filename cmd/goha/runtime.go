@@ -1,6 +1,57 @@
 package main
 
-import "goha/core"
+import (
+	"net"
 
-// startRuntime opens the stats sockets of the configuration.
-var startRuntime = func(proc *core.Process) error { return nil }
+	"goha/core"
+	"goha/runtime"
+)
+
+// startRuntime connects the runtime API to the data path's counters and
+// opens the stats sockets of the configuration.
+func startRuntime(proc *core.Process) error {
+	runtime.ServerConns = func(s *core.Server) runtime.ConnStats {
+		st, ok := s.PoolStats()
+		if !ok {
+			return runtime.ConnStats{PerThread: make([]int, proc.Threads)}
+		}
+		cs := runtime.ConnStats{
+			UsedCur: int(st.Used), UsedMax: int(st.UsedMax), NeedEst: int(st.NeedEst),
+			Unsafe: int(st.IdleNb), Safe: int(st.SafeNb), IdleCur: int(st.IdleCur),
+		}
+		for _, n := range st.IdlePerThread {
+			cs.PerThread = append(cs.PerThread, int(n))
+		}
+		return cs
+	}
+	prev := runtime.Activity
+	runtime.Activity = func() []runtime.ActivityCounter {
+		var out []runtime.ActivityCounter
+		if prev != nil {
+			out = prev()
+		}
+		return append(out, runtime.ActivityCounter{Name: "fd_takeover", PerThread: proc.FDTakeover()})
+	}
+	runtime.ClearActivity = proc.ClearFDTakeover
+	runtime.Errors = func() []runtime.ErrorCapture {
+		var out []runtime.ErrorCapture
+		for _, c := range proc.ErrorCaptures() {
+			e := runtime.ErrorCapture{When: c.When, Proxy: c.Proxy, Response: c.Response, Event: c.EventID, Buf: c.Data, ErrPos: c.Offset}
+			if c.Server != nil {
+				e.Server, e.ServerID = c.Server.Name, c.Server.ID
+				e.Backend, e.BackendID = c.Server.Proxy.Name, c.Server.Proxy.ID
+			}
+			if c.Client != nil {
+				if ta, ok := c.Client.(*net.TCPAddr); ok {
+					e.Src = ta.String()
+				} else {
+					e.Src = "unix"
+				}
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	_, err := runtime.Serve(proc)
+	return err
+}

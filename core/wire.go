@@ -1,0 +1,95 @@
+package core
+
+import (
+	"goha/core/pool"
+)
+
+// Run-time changes made through the runtime API (core/admin.go) reach the
+// data path here: the picker sees new weights and states before the next
+// pick, and idle connections to an old address or to a server leaving
+// service are closed on every thread at once, so that a pooled connection
+// never carries a request to an old address.
+func init() { AddServerHook(applyServerChange) }
+
+func applyServerChange(s *Server, ev ServerEvent) {
+	p := s.Proxy
+	rt := p.rt
+	if rt == nil {
+		return // not running: the picker is built from the state at start
+	}
+	switch ev {
+	case SrvEvState, SrvEvWeight, SrvEvMaxConn:
+		p.lbUpdate(s)
+		if s.admin.Load()&AdminMaint != 0 && s.pool != nil {
+			s.pool.CloseAll()
+		}
+	case SrvEvAddr:
+		if s.pool != nil {
+			s.pool.CloseAll()
+		}
+		p.lbUpdate(s)
+	case SrvEvAdded:
+		p.lbMu.Lock()
+		old := *rt.byIdx.Load()
+		s.idx = len(old)
+		idx := append(append([]*Server(nil), old...), s)
+		if s.pool == nil {
+			reuse, err := pool.ParseMode(p.HTTPReuse)
+			if err != nil {
+				reuse = pool.ReuseSafe
+			}
+			if ps := poolSetOf(p); ps != nil {
+				st := pool.DefaultSettings()
+				st.LowConn, st.MaxConn, st.PurgeDelay, st.MaxReuse, st.Mode = s.PoolLowConn, s.PoolMaxConn, s.PoolPurgeDelay, s.MaxReuse, reuse
+				s.pool, _ = ps.NewServer(st, nil)
+			}
+		}
+		rt.picker.Add(s.idx, lbServer(s))
+		rt.byIdx.Store(&idx)
+		p.lbMu.Unlock()
+	case SrvEvDeleted:
+		p.lbMu.Lock()
+		old := *rt.byIdx.Load()
+		idx := append([]*Server(nil), old...)
+		if s.idx < len(idx) && idx[s.idx] == s {
+			idx[s.idx] = nil
+			rt.picker.Remove(s.idx)
+		}
+		rt.byIdx.Store(&idx)
+		p.lbMu.Unlock()
+		if s.pool != nil {
+			s.pool.Delete()
+		}
+	}
+}
+
+// poolSetOf finds the pool set of the process running p.
+func poolSetOf(p *Proxy) *pool.Set[*srvConn] { return p.rt.pools }
+
+// PoolStats reports the server's idle-connection pool; ok is false before
+// the process runs.
+func (s *Server) PoolStats() (st pool.Stats, ok bool) {
+	if s.pool == nil {
+		return st, false
+	}
+	return s.pool.Stats(), true
+}
+
+// FDTakeover returns the per-thread counts of idle connections taken over
+// from sibling threads (show activity's fd_takeover).
+func (proc *Process) FDTakeover() []uint32 {
+	if proc.pools == nil {
+		return make([]uint32, proc.Threads)
+	}
+	return proc.pools.FDTakeover(nil)
+}
+
+// ClearFDTakeover resets the takeover counters (clear counters all).
+func (proc *Process) ClearFDTakeover() {
+	if proc.pools != nil {
+		proc.pools.ClearFDTakeover()
+	}
+}
+
+// Totals are process-wide counters for show info.
+func (proc *Process) CurConns() int64 { return proc.curConns.Load() }
