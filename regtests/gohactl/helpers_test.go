@@ -48,7 +48,9 @@ type haproxy struct {
 	sock string
 	mapf string
 	cmd  *exec.Cmd
-	log  bytes.Buffer
+	log  bytes.Buffer // written until exited is closed
+	// exited is closed once the process has been reaped.
+	exited chan struct{}
 }
 
 func haproxyPath(t *testing.T) string {
@@ -81,6 +83,16 @@ func freePort(t *testing.T) int {
 	}
 	t.Fatal("no free port")
 	return 0
+}
+
+// startProxy starts bin (haproxy, or goha) on cfg, which names the stats
+// socket sock.
+func startProxy(t *testing.T, bin, cfg, sock string) *haproxy {
+	t.Helper()
+	h := &haproxy{t: t, dir: filepath.Dir(cfg), cfg: cfg, sock: sock}
+	h.start(bin)
+	t.Cleanup(h.stop)
+	return h
 }
 
 // startHAProxy writes a configuration with an admin stats socket in a
@@ -124,12 +136,25 @@ backend api
 func (h *haproxy) start(bin string) {
 	h.t.Helper()
 	os.Remove(h.sock)
+	h.log.Reset()
 	h.cmd = exec.Command(bin, "-db", "-f", h.cfg)
 	h.cmd.Stdout, h.cmd.Stderr = &h.log, &h.log
 	if err := h.cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
-	eventually(h.t, 5*time.Second, "haproxy's stats socket", func() bool {
+	exited := make(chan struct{})
+	h.exited = exited
+	cmd := h.cmd
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	eventually(h.t, 5*time.Second, "the stats socket of "+bin, func() bool {
+		select {
+		case <-exited:
+			h.t.Fatalf("%s exited: %s", bin, h.log.String())
+		default:
+		}
 		c, err := net.Dial("unix", h.sock)
 		if err != nil {
 			return false
@@ -144,7 +169,7 @@ func (h *haproxy) stop() {
 		return
 	}
 	h.cmd.Process.Kill()
-	h.cmd.Wait()
+	<-h.exited
 	h.cmd = nil
 }
 
