@@ -191,23 +191,20 @@ func (b *Body) scanChunked(p []byte) (int, bool, error) {
 			}
 			b.st = csSize
 		case csTrStart:
-			switch c {
-			case '\r':
+			switch {
+			case c == '\r':
 				b.st = csEndLF
-			case '\n':
+			case c == '\n':
 				return b.finished(i + 1)
-			case ':':
-				return i, false, b.fail(ErrTrailer, i)
-			default:
+			case isToken(c):
 				b.st = csTrName
+			default:
+				return i, false, b.fail(ErrTrailer, i)
 			}
 		case csTrName:
-			// HAProxy 2.6 parses trailers leniently: any byte but the
-			// colon and LF may appear in a trailer name; only an empty
-			// name or a line without a colon is refused.
 			if c == ':' {
 				b.st = csTrValue
-			} else if c == '\n' {
+			} else if !isToken(c) {
 				return i, false, b.fail(ErrTrailer, i)
 			}
 		case csTrValue:

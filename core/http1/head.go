@@ -200,7 +200,7 @@ func (h *Head) MethodBytes() []byte { return h.method.of(h.buf) }
 func (h *Head) URI() []byte         { return h.uri.of(h.buf) }
 func (h *Head) Version() []byte     { return h.version.of(h.buf) }
 
-// StatusBytes is the response's status code as received (three digits).
+// StatusBytes is the response's status code as received.
 func (h *Head) StatusBytes() []byte { return h.code.of(h.buf) }
 
 // Reason is the response's reason phrase (may be empty).

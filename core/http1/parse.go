@@ -309,19 +309,21 @@ func (h *Head) statusLine(b []byte, p int) (int, error) {
 		return 0, errMore
 	}
 	c0 := p
-	st := 0
+	// Any number of digits, kept modulo 2^16 like HAProxy's uint16 status:
+	// it relays "HTTP/1.1 2000 OK" as received.
+	var st uint16
 	for p < end && isDigit(b[p]) {
-		st = st*10 + int(b[p]-'0')
+		st = st*10 + uint16(b[p]-'0')
 		p++
 	}
 	if p >= end {
 		return 0, errMore
 	}
-	if p-c0 != 3 || !isLWS(b[p]) {
+	if p == c0 || !isLWS(b[p]) {
 		return 0, h.fail(ErrStatusLine, p)
 	}
-	h.Status = st
-	h.code = span{int32(c0), 3}
+	h.Status = int(st)
+	h.code = span{int32(c0), int32(p - c0)}
 	if isSPHT(b[p]) {
 		p, ok = h.skipBlanks(b, p)
 		if !ok {
