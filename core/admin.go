@@ -239,6 +239,15 @@ func (s *Server) AgentTarget() (addr string, port int, send string) {
 	return r.agentAddr, r.agentPort, r.agentSend
 }
 
+// Targets returns CheckTarget, AgentTarget's address and port, and UseSSL
+// under one lock, for dumps of many servers.
+func (s *Server) Targets() (checkAddr string, checkPort int, agentAddr string, agentPort int, useSSL int) {
+	r := s.rt()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.checkAddr, r.checkPort, r.agentAddr, r.agentPort, r.sslOn
+}
+
 // UseSSL is 1 when the server speaks TLS, -1 when no-ssl is explicit, 0 by
 // default (show servers state's srv_use_ssl).
 func (s *Server) UseSSL() int {

@@ -384,7 +384,7 @@ func (s *Server) newSession(c net.Conn, si *socketInfo) *session {
 	ses := &session{
 		srv: s, sock: si, conn: c,
 		r:       bufio.NewReaderSize(c, bufsize),
-		w:       bufio.NewWriterSize(c, 16384),
+		w:       bufio.NewWriterSize(c, 64<<10),
 		level:   si.opts.Level,
 		timeout: s.timeout,
 	}

@@ -497,9 +497,8 @@ func AppendServerState(b []byte, s *core.Server, now int64) []byte {
 	}
 	b = strconv.AppendInt(b, int64(port), 10)
 	b = append(b, " - "...)
-	b = strconv.AppendInt(b, int64(s.UseSSL()), 10)
-	caddr, cport := s.CheckTarget()
-	aaddr, aport, _ := s.AgentTarget()
+	caddr, cport, aaddr, aport, ssl := s.Targets()
+	b = strconv.AppendInt(b, int64(ssl), 10)
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(cport), 10)
 	b = append(b, ' ')

@@ -37,6 +37,7 @@ type fval struct {
 	str bool
 	n   int64
 	s   string
+	b   []byte // used instead of s when not nil (scratch text, no allocation)
 }
 
 type statRow [nFields]fval
@@ -130,13 +131,14 @@ func cmdShowStat(c *Ctx) {
 }
 
 type statDumper struct {
-	c     *Ctx
-	f     StatFilter
-	now   time.Time
-	level Level
-	row   statRow
-	buf   []byte
-	rows  int // rows written (json separators)
+	c       *Ctx
+	f       StatFilter
+	now     time.Time
+	level   Level
+	row     statRow
+	buf     []byte
+	scratch []byte // the addr column of the current row
+	rows    int    // rows written (json separators)
 }
 
 func (d *statDumper) flush() {
@@ -300,12 +302,27 @@ func appendValue(b []byte, v *fval, csv bool) []byte {
 	if !v.str {
 		return strconv.AppendInt(b, v.n, 10)
 	}
+	if v.b != nil {
+		if !csv || !bytesNeedQuote(v.b) {
+			return append(b, v.b...)
+		}
+		v.s = string(v.b)
+	}
 	if csv && strings.ContainsAny(v.s, ",\"\n\r") {
 		b = append(b, '"')
 		b = append(b, strings.ReplaceAll(v.s, `"`, `""`)...)
 		return append(b, '"')
 	}
 	return append(b, v.s...)
+}
+
+func bytesNeedQuote(b []byte) bool {
+	for _, c := range b {
+		if c == ',' || c == '"' || c == '\n' || c == '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 var tagOrigin = map[byte]string{'M': "Metric", 'S': "Status", 'K': "Key", 'C': "Config", 'P': "Product"}
@@ -328,7 +345,11 @@ func appendJSONField(b []byte, pos int, name, tags, typ string, v *fval) []byte 
 	b = append(b, typ...)
 	b = append(b, `","value":`...)
 	if v.str {
-		b = appendJSONString(b, v.s)
+		if v.b != nil {
+			b = appendJSONString(b, string(v.b))
+		} else {
+			b = appendJSONString(b, v.s)
+		}
 	} else {
 		b = strconv.AppendInt(b, v.n, 10)
 	}
@@ -796,7 +817,8 @@ func (d *statDumper) serverRow(s *core.Server) {
 	}
 	d.times(c)
 	if d.level >= LevelOperator {
-		r.str(73, serverAddrText(s))
+		d.scratch = appendServerAddr(d.scratch[:0], s)
+		r[73] = fval{set: true, str: true, b: d.scratch}
 		if s.Cookie != "" {
 			r.str(74, s.Cookie)
 		}
@@ -831,21 +853,24 @@ func (d *statDumper) serverRow(s *core.Server) {
 	}
 }
 
-// serverAddrText is show stat's addr: ip:port, IPv6 in brackets.
-func serverAddrText(s *core.Server) string {
+// appendServerAddr appends show stat's addr: ip:port, IPv6 in brackets.
+func appendServerAddr(b []byte, s *core.Server) []byte {
 	a := s.Addr()
-	if a == nil {
-		return ""
+	switch {
+	case a == nil:
+		return b
+	case a.Unix != "":
+		return append(b, a.Unix...)
+	case !a.IP.IsValid():
+		return b
 	}
-	if a.Unix != "" {
-		return a.Unix
-	}
-	if !a.IP.IsValid() {
-		return ""
-	}
-	ip := a.IP.String()
 	if a.IP.Is6() {
-		ip = "[" + ip + "]"
+		b = append(b, '[')
+		b = a.IP.AppendTo(b)
+		b = append(b, ']')
+	} else {
+		b = a.IP.AppendTo(b)
 	}
-	return ip + ":" + strconv.Itoa(a.Port)
+	b = append(b, ':')
+	return strconv.AppendInt(b, int64(a.Port), 10)
 }
