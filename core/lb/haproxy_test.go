@@ -37,6 +37,22 @@ func startHAProxy(t *testing.T, be []string, servers []string) *realHAProxy {
 		}
 		bin = "/usr/sbin/haproxy"
 	}
+	// The ports are free when drawn but another process may take one
+	// before HAProxy binds it: try again with new ones.
+	var last string
+	for range 3 {
+		h, out, ok := tryHAProxy(t, bin, be, servers)
+		if ok {
+			return h
+		}
+		last = out
+	}
+	t.Fatalf("haproxy did not start: %s", last)
+	return nil
+}
+
+func tryHAProxy(t *testing.T, bin string, be, servers []string) (*realHAProxy, string, bool) {
+	t.Helper()
 	ports := freePorts(t, len(servers)+1)
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "stats.sock")
@@ -65,9 +81,14 @@ func startHAProxy(t *testing.T, be []string, servers []string) *realHAProxy {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-exited
 	})
 	h := &realHAProxy{
 		t:    t,
@@ -82,12 +103,19 @@ func startHAProxy(t *testing.T, be []string, servers []string) *realHAProxy {
 			c.Close()
 			break
 		}
+		select {
+		case <-exited:
+			return nil, out.String(), false
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("haproxy did not start: %s", out)
+			_ = cmd.Process.Kill()
+			<-exited
+			return nil, out.String(), false
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return h
+	return h, "", true
 }
 
 // get sends one request and returns the index (0-based) of the server that
