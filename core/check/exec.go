@@ -11,12 +11,17 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
 // bufSize is the receive buffer of a probe, HAProxy's default tune.bufsize.
 const bufSize = 16384
+
+// bufPool recycles probe receive buffers: a fleet of checks would
+// otherwise allocate bufSize bytes per probe.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, bufSize); return &b }}
 
 // descLen caps the description as HAProxy's HCHK_DESC_LEN does.
 const descLen = 127
@@ -95,6 +100,7 @@ type probe struct {
 	l4       bool // TCP connect in progress
 	cur      *Rule
 	in       []byte
+	buf      *[]byte // pooled backing array of in
 	eof      bool
 	vars     map[string]value
 	done     bool
@@ -114,6 +120,11 @@ func Run(ctx context.Context, rules *Rules, t *Target, to Timeouts) Outcome {
 	p.run()
 	if p.conn != nil {
 		p.closeConn()
+	}
+	if p.buf != nil {
+		*p.buf = p.in[:0]
+		p.in = nil
+		bufPool.Put(p.buf)
 	}
 	return p.out
 }
@@ -582,9 +593,8 @@ func (p *probe) recv(r *Rule) bool {
 		return false
 	}
 	if cap(p.in) < bufSize {
-		n := make([]byte, len(p.in), bufSize)
-		copy(n, p.in)
-		p.in = n
+		p.buf = bufPool.Get().(*[]byte)
+		p.in = (*p.buf)[:0]
 	}
 	n, err := p.conn.Read(p.in[len(p.in):bufSize])
 	p.in = p.in[:len(p.in)+n]
