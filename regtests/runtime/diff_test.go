@@ -188,7 +188,9 @@ func mask(s string) string {
 func maskTimes(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, ln := range lines {
-		if strings.Count(ln, ",") > 100 && !strings.HasPrefix(ln, "#") {
+		if strings.Contains(ln, ".23.lastchg.1:") || strings.Contains(ln, ".24.downtime.1:") {
+			lines[i] = ln[:strings.LastIndexByte(ln, ':')+1] + "T"
+		} else if strings.Count(ln, ",") > 100 && !strings.HasPrefix(ln, "#") {
 			f := strings.Split(ln, ",")
 			for _, j := range []int{23, 24} {
 				if f[j] != "" {
