@@ -164,6 +164,15 @@ func Resolve(f Format, m *Meta) Format {
 	return FormatRaw
 }
 
+// needsTime reports whether format f prints a timestamp.
+func needsTime(f Format) bool {
+	switch f {
+	case FormatLocal, FormatRFC3164, FormatRFC5424, FormatTimed, FormatISO:
+		return true
+	}
+	return false
+}
+
 // AppendLine appends the header for f and m, then msg without its trailing
 // LF and NUL bytes, and cuts the result to limit bytes when limit > 0.
 // It does not allocate when dst has room.

@@ -20,8 +20,8 @@ const (
 // position per attached reader. See the package documentation for the
 // invariants and the full-ring rules.
 //
-// Name, Desc, Format, MaxLen, Servers and the timeouts are set at
-// configuration time, before Start. Not thread safe.
+// The exported fields are set while the configuration is read, before
+// Start, and only read afterwards. The methods are safe for concurrent use.
 type Ring struct {
 	Name string
 	// Desc is shown by the `show events` list; empty means the name.
@@ -119,6 +119,12 @@ func (r *Ring) Log(m *Meta, f Format, limit int, msg []byte) bool {
 	}
 	if r.MaxLen > 0 && (limit <= 0 || r.MaxLen < limit) {
 		limit = r.MaxLen
+	}
+	if m.Time.IsZero() && len(m.RawTime) == 0 && needsTime(Resolve(f, m)) {
+		// Read the clock before taking the lock: it is the slowest part.
+		c := *m
+		c.Time = time.Now()
+		m = &c
 	}
 	r.mu.Lock()
 	ok := r.announceLocked(m, f, limit)
