@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -28,6 +29,7 @@ type backendRT struct {
 	hash   lb.HashType
 	picker lb.Picker
 	pools  *pool.Set[*srvConn]
+	global *Global
 
 	// byIdx maps picker indices to servers. Indices never move: a deleted
 	// server leaves a nil, an added one takes the next index. Replaced as
@@ -69,7 +71,7 @@ func (proc *Process) initBackend(p *Proxy) error {
 	} else {
 		ht, _ = lb.ParseHashType([]string{"map-based"}, nil)
 	}
-	rt := &backendRT{bal: bal, hash: ht, pools: proc.pools}
+	rt := &backendRT{bal: bal, hash: ht, pools: proc.pools, global: &proc.Conf.Global}
 	list := p.ServerList()
 	srvs := make([]lb.Server, len(list))
 	for i, s := range list {
@@ -98,6 +100,9 @@ func (proc *Process) initBackend(p *Proxy) error {
 	for _, s := range list {
 		if err := proc.initServerPool(s, reuse); err != nil {
 			return err
+		}
+		if err := s.refreshTLS(&proc.Conf.Global); err != nil {
+			return fmt.Errorf("server '%s': %v", s.Name, err)
 		}
 	}
 	return nil
@@ -272,7 +277,7 @@ func (s *Server) releaseSlot() {
 }
 
 // dialServer opens a new connection to s.
-func (s *Server) dialServer(ctx context.Context, clientPort int, timeout time.Duration) (net.Conn, uint32, error) {
+func (s *Server) dialServer(ctx context.Context, clientPort int, timeout time.Duration, sni string) (net.Conn, uint32, error) {
 	a := s.Addr()
 	gen := uint32(0)
 	if s.pool != nil {
@@ -297,5 +302,8 @@ func (s *Server) dialServer(ctx context.Context, clientPort int, timeout time.Du
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	return c, gen, nil
+	if tcfg := s.tlsConfig(); tcfg != nil {
+		c, err = s.tlsHandshake(c, tcfg, timeout, sni)
+	}
+	return c, gen, err
 }

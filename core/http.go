@@ -164,6 +164,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	si.reqLine = string(hc.reqLine)
 	fe.FE.Request(now)
 	view := reqView{h: req, client: si.client}
+	si.host = req.Host()
 
 	hc.rwReq.Reset()
 	// Frontend rules, then the backend's.
@@ -283,7 +284,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			if rerr == nil {
 				si.tr = si.tr - tSent.Sub(start)
 				_ = status
-				if keepSrv {
+				if keepSrv && !srv.dynamicSNI() {
 					srv.pool.Release(shard, entry, entry.Uses() > 1)
 				} else {
 					srv.pool.Done(entry)
@@ -374,7 +375,11 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 	if !first {
 		fl |= pool.NotFirst
 	}
-	if e := srv.pool.Get(shard, fl); e != nil {
+	sni := ""
+	if srv.dynamicSNI() {
+		// The connection carries this request's name: never share it.
+		sni = string(hostOnly(hostOf(si)))
+	} else if e := srv.pool.Get(shard, fl); e != nil {
 		srv.Counters.Reuse.Add(1)
 		be.BE.Reuse.Add(1)
 		return e, srv, nil
@@ -382,7 +387,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 	for attempt := 0; ; attempt++ {
 		gen := srv.pool.Gen()
 		t0 := time.Now()
-		nc, _, err := srv.dialServer(ctx, clientPort(c), be.connectTimeout())
+		nc, _, err := srv.dialServer(ctx, clientPort(c), be.connectTimeout(), sni)
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.Counters.Connect.Add(1)
@@ -711,4 +716,29 @@ func appendReqLine(b []byte, h *http1.Head) []byte {
 	b = append(b, h.URI()...)
 	b = append(b, ' ')
 	return append(b, h.Version()...)
+}
+
+// hostOf returns the Host of the request being served.
+func hostOf(si *streamInfo) []byte { return si.host }
+
+// hostOnly strips a port from a Host value.
+func hostOnly(h []byte) []byte {
+	if len(h) > 0 && h[0] == '[' {
+		if i := bytesIndexByte(h, ']'); i > 0 {
+			return h[1:i]
+		}
+	}
+	if i := bytesIndexByte(h, ':'); i >= 0 {
+		return h[:i]
+	}
+	return h
+}
+
+func bytesIndexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -228,6 +229,9 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
 	defer l.bind.Counters.SessionEnd()
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+	}
+	if l.bind.tls != nil {
+		c = tls.Server(c, l.bind.tls)
 	}
 	if fe.Mode == ModeHTTP {
 		proc.serveHTTP(fe, c, shard, now)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"crypto/tls"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -60,7 +61,8 @@ type Bind struct {
 	Name    string
 	MaxConn int
 	Backlog int
-	Args    []string // remaining keywords, for features that read them (ssl, ...)
+	Args    []string    // remaining keywords, for features that read them (ssl, ...)
+	tls     *tls.Config // `ssl` binds; built by checkTLS
 	// Listener counters (listener rows of show stat, only with option socket-stats).
 	Counters Counters
 }
@@ -293,6 +295,7 @@ type Server struct {
 	maxconn    atomic.Int64
 	served     atomic.Int64 // connections being served (for leastconn, maxconn, queues)
 
+	tls  *serverTLS             // TLS to the server; nil until the process starts
 	idx  int                    // index in the backend's picker
 	pool *pool.Server[*srvConn] // idle connections; nil until the process starts
 

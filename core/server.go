@@ -122,12 +122,7 @@ func init() {
 		"id":               {Args: 1, NoDefault: true}, // handled by the server line itself
 		"ssl":              {Parse: func(s *ServerConf, a []string) error { s.SSL = 1; return nil }},
 		"no-ssl":           {Parse: func(s *ServerConf, a []string) error { s.SSL = -1; return nil }},
-		"verify":           sslArg(1),
-		"ca-file":          sslArg(1),
-		"crt":              sslArg(1),
 		"sni":              sslArg(1),
-		"ssl-min-ver":      sslArg(1),
-		"ssl-max-ver":      sslArg(1),
 		"ciphers":          sslArg(1),
 		"ciphersuites":     sslArg(1),
 		"alpn":             sslArg(1),

@@ -28,6 +28,7 @@ type streamInfo struct {
 	retries     int
 	reqLine     string
 	keepClient  bool
+	host        []byte // request Host, valid while the request is in the buffer
 }
 
 // connectServer assigns a server and opens a connection to it, with
@@ -44,7 +45,7 @@ func (proc *Process) connectServer(ctx context.Context, be *Proxy, key lb.Key, c
 		srv.Counters.LbTot.Add(1)
 		be.BE.LbTot.Add(1)
 		t0 := time.Now()
-		c, _, err := srv.dialServer(ctx, clientPort, be.connectTimeout())
+		c, _, err := srv.dialServer(ctx, clientPort, be.connectTimeout(), "")
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.Counters.Connect.Add(1)

@@ -23,6 +23,11 @@ func applyServerChange(s *Server, ev ServerEvent) {
 		if s.admin.Load()&AdminMaint != 0 && s.pool != nil {
 			s.pool.CloseAll()
 		}
+	case SrvEvSSL:
+		if s.pool != nil {
+			s.pool.CloseAll()
+		}
+		s.refreshTLS(p.rt.global)
 	case SrvEvAddr:
 		if s.pool != nil {
 			s.pool.CloseAll()
@@ -44,6 +49,7 @@ func applyServerChange(s *Server, ev ServerEvent) {
 				s.pool, _ = ps.NewServer(st, nil)
 			}
 		}
+		s.refreshTLS(rt.global)
 		rt.picker.Add(s.idx, lbServer(s))
 		rt.byIdx.Store(&idx)
 		p.lbMu.Unlock()

@@ -1,0 +1,424 @@
+package core
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// TLS towards servers (`ssl` on server lines) and on binds (`bind ... ssl
+// crt <file|dir>`). Settings resolve as HAProxy resolves them: a server's
+// own keywords, then default-server's (already merged into ServerConf),
+// then global ssl-default-server-options; binds likewise with
+// ssl-default-bind-options.
+
+var tlsVersions = map[string]uint16{
+	"TLSv1.0": tls.VersionTLS10, "TLSv1.1": tls.VersionTLS11,
+	"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13,
+}
+
+func parseTLSVersion(kw, v string) (uint16, error) {
+	if n, ok := tlsVersions[v]; ok {
+		return n, nil
+	}
+	if v == "SSLv3" {
+		return 0, fmt.Errorf("'%s' : SSLv3 is not supported by goha (Go's TLS stack has no SSLv3)", kw)
+	}
+	return 0, fmt.Errorf("'%s' : unknown ssl/tls version string '%s'", kw, v)
+}
+
+func init() {
+	kws := map[string]serverKeyword{}
+	for _, kw := range []string{"ssl-min-ver", "ssl-max-ver"} {
+		k := kw
+		kws[k] = serverKeyword{Args: 1, Parse: func(s *ServerConf, a []string) error {
+			if _, err := parseTLSVersion(k, a[0]); err != nil {
+				return err
+			}
+			setSSLArg(s, k, a[0])
+			return nil
+		}}
+	}
+	kws["verify"] = serverKeyword{Args: 1, Parse: func(s *ServerConf, a []string) error {
+		if a[0] != "none" && a[0] != "required" {
+			return fmt.Errorf("'verify' : unknown verify method '%s', only 'none' and 'required' are supported", a[0])
+		}
+		setSSLArg(s, "verify", a[0])
+		return nil
+	}}
+	for _, kw := range []string{"ca-file", "crt"} {
+		k := kw
+		kws[k] = serverKeyword{Args: 1, Parse: func(s *ServerConf, a []string) error {
+			if _, err := os.Stat(a[0]); err != nil {
+				return fmt.Errorf("'%s' : unable to load '%s'", k, a[0])
+			}
+			setSSLArg(s, k, a[0])
+			return nil
+		}}
+	}
+	registerServerKeywords(kws)
+	registerPostCheck(checkTLS)
+}
+
+func setSSLArg(s *ServerConf, k, v string) {
+	if s.SSLArgs == nil {
+		s.SSLArgs = map[string]string{}
+	}
+	s.SSLArgs[k] = v
+}
+
+// sslSettings merges a server's ssl keywords over the global defaults.
+func sslSettings(g *Global, args map[string]string) map[string]string {
+	m := map[string]string{}
+	opts := g.SSLDefaultServerOptions
+	for i := 0; i < len(opts); i++ {
+		switch opts[i] {
+		case "ssl-min-ver", "ssl-max-ver":
+			if i+1 < len(opts) {
+				m[opts[i]] = opts[i+1]
+				i++
+			}
+		default:
+			m[opts[i]] = ""
+		}
+	}
+	if g.SSLDefaultServerCiphers != "" {
+		m["ciphers"] = g.SSLDefaultServerCiphers
+	}
+	for k, v := range args {
+		m[k] = v
+	}
+	return m
+}
+
+// ServerTLSConfig builds the client TLS configuration of a server, or nil
+// when the server does not use TLS.
+func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
+	m := sslSettings(g, s.SSLArgs)
+	c := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
+	if v, ok := m["ssl-min-ver"]; ok {
+		n, err := parseTLSVersion("ssl-min-ver", v)
+		if err != nil {
+			return nil, err
+		}
+		c.MinVersion = n
+	}
+	if v, ok := m["ssl-max-ver"]; ok {
+		n, err := parseTLSVersion("ssl-max-ver", v)
+		if err != nil {
+			return nil, err
+		}
+		c.MaxVersion = n
+	}
+	// The no-tlsvXX forms of older configurations narrow the range.
+	for _, k := range []string{"no-tlsv10", "no-tlsv11", "no-tlsv12"} {
+		if _, ok := m[k]; ok {
+			v := map[string]uint16{"no-tlsv10": tls.VersionTLS11, "no-tlsv11": tls.VersionTLS12, "no-tlsv12": tls.VersionTLS13}[k]
+			if c.MinVersion < v {
+				c.MinVersion = v
+			}
+		}
+	}
+	if _, ok := m["no-tlsv13"]; ok && c.MaxVersion > tls.VersionTLS12 {
+		c.MaxVersion = tls.VersionTLS12
+	}
+	if c.MinVersion > c.MaxVersion {
+		return nil, fmt.Errorf("ssl-min-ver is higher than ssl-max-ver")
+	}
+	// HAProxy verifies server certificates unless told otherwise (the
+	// default of ssl-server-verify is required); a missing ca-file then
+	// fails at start-up, as it does.
+	verify := m["verify"]
+	if verify == "" {
+		verify = "required"
+	}
+	if verify == "none" {
+		c.InsecureSkipVerify = true
+	} else {
+		ca, ok := m["ca-file"]
+		if !ok {
+			return nil, fmt.Errorf("verify is enabled by default but no CA file specified. If you're running on a LAN where you're certain to trust the server's certificate, please set an explicit 'verify none' statement on the 'server' line, or use 'ssl-server-verify none' in the global section to disable server-side verifications by default.")
+		}
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("unable to load CA file '%s'", ca)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("unable to load CA file '%s'", ca)
+		}
+		c.RootCAs = pool
+		if h, ok := m["verifyhost"]; ok {
+			c.ServerName = h
+		}
+		if _, ok := m["no-verifyhost"]; ok || c.ServerName == "" {
+			// Verify the chain, not the name, as HAProxy does without
+			// verifyhost and without an SNI.
+			c.InsecureSkipVerify = true
+			c.VerifyConnection = func(cs tls.ConnectionState) error {
+				opts := x509.VerifyOptions{Roots: pool, Intermediates: x509.NewCertPool()}
+				for _, ic := range cs.PeerCertificates[1:] {
+					opts.Intermediates.AddCert(ic)
+				}
+				if len(cs.PeerCertificates) == 0 {
+					return errors.New("no server certificate")
+				}
+				_, err := cs.PeerCertificates[0].Verify(opts)
+				return err
+			}
+		}
+	}
+	if crt, ok := m["crt"]; ok {
+		cert, err := tls.LoadX509KeyPair(crt, crt)
+		if err != nil {
+			return nil, fmt.Errorf("unable to load certificate '%s': %v", crt, err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	if sni, ok := m["sni"]; ok {
+		if v, ok := strings.CutPrefix(sni, "str("); ok && strings.HasSuffix(v, ")") {
+			c.ServerName = strings.TrimSuffix(v, ")")
+		}
+	}
+	if a, ok := m["alpn"]; ok {
+		c.NextProtos = strings.Split(a, ",")
+	}
+	if ciphers, ok := m["ciphers"]; ok {
+		ids, err := cipherIDs(ciphers)
+		if err != nil {
+			return nil, err
+		}
+		c.CipherSuites = ids
+	}
+	if _, off := m["no-ssl-reuse"]; !off {
+		c.ClientSessionCache = tls.NewLRUClientSessionCache(64)
+	}
+	return c, nil
+}
+
+// dynamicSNI says whether the SNI comes from the request (sni
+// req.hdr(host)): such connections are not shared between requests for
+// other names.
+func (s *Server) dynamicSNI() bool {
+	v := s.SSLArgs["sni"]
+	return v != "" && !strings.HasPrefix(v, "str(")
+}
+
+// cipherIDs maps an OpenSSL cipher list (TLS 1.2 and below) to Go's
+// suites. Unknown names are skipped as OpenSSL does; a list with none known
+// is an error.
+func cipherIDs(list string) ([]uint16, error) {
+	byName := map[string]uint16{}
+	for _, cs := range tls.CipherSuites() {
+		byName[opensslName(cs.Name)] = cs.ID
+	}
+	var ids []uint16
+	for _, n := range strings.FieldsFunc(list, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
+		if id, ok := byName[n]; ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("unable to set SSL cipher list to '%s'", list)
+	}
+	return ids, nil
+}
+
+// opensslName turns Go's IANA suite name into OpenSSL's spelling, e.g.
+// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 -> ECDHE-RSA-AES128-GCM-SHA256.
+func opensslName(iana string) string {
+	n := strings.TrimPrefix(iana, "TLS_")
+	n = strings.Replace(n, "_WITH_", "_", 1)
+	n = strings.ReplaceAll(n, "AES_128", "AES128")
+	n = strings.ReplaceAll(n, "AES_256", "AES256")
+	n = strings.ReplaceAll(n, "CHACHA20_POLY1305_SHA256", "CHACHA20_POLY1305")
+	return strings.ReplaceAll(n, "_", "-")
+}
+
+// serverTLS holds the TLS configuration in force for a server; nil: plain.
+type serverTLS struct{ cfg atomic.Pointer[tls.Config] }
+
+func (s *Server) tlsConfig() *tls.Config {
+	if s.tls == nil {
+		return nil
+	}
+	return s.tls.cfg.Load()
+}
+
+// refreshTLS applies the server's ssl setting (configuration or `set
+// server ssl`).
+func (s *Server) refreshTLS(g *Global) error {
+	if s.tls == nil {
+		s.tls = &serverTLS{}
+	}
+	if s.UseSSL() != 1 {
+		s.tls.cfg.Store(nil)
+		return nil
+	}
+	c, err := s.buildTLS(g)
+	if err != nil {
+		return err
+	}
+	s.tls.cfg.Store(c)
+	return nil
+}
+
+// checkTLS validates every server's and bind's TLS settings at load time.
+func checkTLS(b *builder) {
+	for _, p := range b.cfg.Proxies {
+		for _, s := range p.Servers {
+			if s.SSL == 1 {
+				if _, err := s.buildTLS(&b.cfg.Global); err != nil {
+					b.d.Alertf(s.Pos, "'server %s/%s' : %v", p.Name, s.Name, err)
+				}
+			}
+		}
+		for _, bd := range p.Binds {
+			if bindHasSSL(bd) {
+				cfg, err := buildBindTLS(&b.cfg.Global, bd)
+				if err != nil {
+					b.d.Alertf(bd.Pos, "'bind %s' : %v", bd.Addr, err)
+					continue
+				}
+				bd.tls = cfg
+			}
+		}
+	}
+}
+
+func bindHasSSL(b *Bind) bool {
+	for _, a := range b.Args {
+		if a == "ssl" {
+			return true
+		}
+	}
+	return false
+}
+
+// buildBindTLS builds the server-side TLS configuration of a bind line.
+func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
+	c := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
+	args := append(append([]string(nil), g.SSLDefaultBindOptions...), b.Args...)
+	var crts []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		val := func() string {
+			if i+1 < len(args) {
+				i++
+				return args[i]
+			}
+			return ""
+		}
+		switch a {
+		case "crt":
+			crts = append(crts, val())
+		case "crt-list":
+			path := val()
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("unable to load crt-list '%s'", path)
+			}
+			for _, ln := range strings.Split(string(data), "\n") {
+				if f := strings.Fields(ln); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+					crts = append(crts, f[0])
+				}
+			}
+		case "ssl-min-ver", "ssl-max-ver":
+			v, err := parseTLSVersion(a, val())
+			if err != nil {
+				return nil, err
+			}
+			if a == "ssl-min-ver" {
+				c.MinVersion = v
+			} else {
+				c.MaxVersion = v
+			}
+		case "alpn":
+			c.NextProtos = strings.Split(val(), ",")
+		case "ca-file":
+			path := val()
+			pem, err := os.ReadFile(path)
+			pool := x509.NewCertPool()
+			if err != nil || !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("unable to load CA file '%s'", path)
+			}
+			c.ClientCAs = pool
+		case "verify":
+			switch val() {
+			case "none":
+				c.ClientAuth = tls.NoClientCert
+			case "optional":
+				c.ClientAuth = tls.VerifyClientCertIfGiven
+			case "required":
+				c.ClientAuth = tls.RequireAndVerifyClientCert
+			default:
+				return nil, fmt.Errorf("verify : unknown verify method, only 'none', 'optional', and 'required' are supported")
+			}
+		case "ciphers":
+			ids, err := cipherIDs(val())
+			if err != nil {
+				return nil, err
+			}
+			c.CipherSuites = ids
+		}
+	}
+	if g.SSLDefaultBindCiphers != "" && c.CipherSuites == nil {
+		if ids, err := cipherIDs(g.SSLDefaultBindCiphers); err == nil {
+			c.CipherSuites = ids
+		}
+	}
+	for _, crt := range crts {
+		files := []string{crt}
+		if fi, err := os.Stat(crt); err == nil && fi.IsDir() {
+			ents, _ := os.ReadDir(crt)
+			files = nil
+			for _, e := range ents {
+				if !e.IsDir() && !strings.HasSuffix(e.Name(), ".key") && !strings.HasSuffix(e.Name(), ".ocsp") && !strings.HasSuffix(e.Name(), ".issuer") {
+					files = append(files, filepath.Join(crt, e.Name()))
+				}
+			}
+			sort.Strings(files)
+		}
+		for _, f := range files {
+			key := f
+			if _, err := os.Stat(f + ".key"); err == nil {
+				key = f + ".key"
+			}
+			cert, err := tls.LoadX509KeyPair(f, key)
+			if err != nil {
+				return nil, fmt.Errorf("unable to load SSL certificate file '%s' file does not exist.", f)
+			}
+			c.Certificates = append(c.Certificates, cert)
+		}
+	}
+	if len(c.Certificates) == 0 {
+		return nil, fmt.Errorf("'ssl' : missing certificate")
+	}
+	// The first certificate is the default; Go picks among the others by
+	// the client's SNI against each leaf's names.
+	return c, nil
+}
+
+// tlsHandshake runs a client handshake on a new server connection.
+func (s *Server) tlsHandshake(nc net.Conn, c *tls.Config, timeout time.Duration, sni string) (net.Conn, error) {
+	if sni != "" && c.ServerName != sni {
+		c = c.Clone()
+		c.ServerName = sni
+	}
+	tc := tls.Client(nc, c)
+	tc.SetDeadline(time.Now().Add(timeout))
+	if err := tc.Handshake(); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	tc.SetDeadline(time.Time{})
+	return tc, nil
+}
