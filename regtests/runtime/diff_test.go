@@ -162,7 +162,7 @@ func (p *pair) both(t *testing.T, level, in string) (h, g string) {
 }
 
 var (
-	versionRe = regexp.MustCompile(`2\.6\.12-[^\n]*`)
+	versionRe = regexp.MustCompile(`2\.6\.12-[^\n]*|captured on \[[^]]*\]`)
 	// 2.6's messages that lack their LF, followed by another reply.
 	noLF = regexp.MustCompile(`((?:Empty weight string empty or preceded by garbage|Trailing garbage in weight string|` +
 		`maxconn string empty or preceded by garbage|Trailing garbage in maxconn string|` +
