@@ -460,6 +460,18 @@ func (l *Logger) Open(reg *Registry) error {
 	return nil
 }
 
+// Clone returns an unopened copy of a parsed logger with its own sampling
+// position, for a section that takes the global loggers with `log global`
+// (HAProxy duplicates them the same way). Open the copy before use.
+func (l *Logger) Clone() *Logger {
+	c := &Logger{Inherit: l.Inherit, Target: l.Target, Len: l.Len, Format: l.Format, Facility: l.Facility,
+		Level: l.Level, MinLevel: l.MinLevel, File: l.File, Line: l.Line}
+	if l.Sample != nil {
+		c.Sample = &Sample{Ranges: l.Sample.Ranges, Size: l.Sample.Size}
+	}
+	return c
+}
+
 // Ring returns the ring the logger writes to, if any.
 func (l *Logger) Ring() *Ring { return l.ring }
 

@@ -256,3 +256,12 @@ func BenchmarkLoggerSend(b *testing.B) {
 		})
 	}
 }
+
+func TestLoggerClone(t *testing.T) {
+	l, _ := ParseLogArgs([]string{"ring@r", "sample", "1:2", "local3", "info"}, true)
+	c := l.Clone()
+	l.Sample.take()
+	if !c.Sample.take() || c.Facility != 19 || c.Level != LevelInfo || c.Target.Ring != "r" {
+		t.Fatalf("clone %+v", c)
+	}
+}
