@@ -6,8 +6,19 @@ package lb
 // than a tree: O(1) first, O(log n) insert and remove, no pointer chasing.
 // Not thread safe; the owner's lock guards it.
 type heap struct {
-	nodes []*tnode
-	seq   uint64
+	ents []hent
+	seq  uint64
+}
+
+// hent keeps a node's order next to it, so that sifting compares without
+// following pointers.
+type hent struct {
+	key, seq uint64
+	n        *tnode
+}
+
+func (a *hent) less(b *hent) bool {
+	return a.key < b.key || (a.key == b.key && a.seq < b.seq)
 }
 
 // insert adds n with key k after every entry already holding k.
@@ -17,8 +28,8 @@ func (h *heap) insert(n *tnode, k uint64) {
 	}
 	h.seq++
 	n.key, n.seq, n.in = k, h.seq, true
-	n.hidx = int32(len(h.nodes))
-	h.nodes = append(h.nodes, n)
+	n.hidx = int32(len(h.ents))
+	h.ents = append(h.ents, hent{key: k, seq: h.seq, n: n})
 	h.up(int(n.hidx))
 }
 
@@ -27,12 +38,12 @@ func (h *heap) remove(n *tnode) {
 	if !n.in {
 		return
 	}
-	i, last := int(n.hidx), len(h.nodes)-1
+	i, last := int(n.hidx), len(h.ents)-1
 	if i != last {
 		h.swap(i, last)
 	}
-	h.nodes[last] = nil
-	h.nodes = h.nodes[:last]
+	h.ents[last] = hent{}
+	h.ents = h.ents[:last]
 	n.in = false
 	if i != last {
 		h.down(i)
@@ -41,22 +52,22 @@ func (h *heap) remove(n *tnode) {
 }
 
 func (h *heap) first() *tnode {
-	if len(h.nodes) == 0 {
+	if len(h.ents) == 0 {
 		return nil
 	}
-	return h.nodes[0]
+	return h.ents[0].n
 }
 
 func (h *heap) swap(a, b int) {
-	h.nodes[a], h.nodes[b] = h.nodes[b], h.nodes[a]
-	h.nodes[a].hidx = int32(a)
-	h.nodes[b].hidx = int32(b)
+	h.ents[a], h.ents[b] = h.ents[b], h.ents[a]
+	h.ents[a].n.hidx = int32(a)
+	h.ents[b].n.hidx = int32(b)
 }
 
 func (h *heap) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.nodes[i].less(h.nodes[p]) {
+		if !h.ents[i].less(&h.ents[p]) {
 			return
 		}
 		h.swap(i, p)
@@ -65,17 +76,17 @@ func (h *heap) up(i int) {
 }
 
 func (h *heap) down(i int) {
-	n := len(h.nodes)
+	n := len(h.ents)
 	for {
 		l := 2*i + 1
 		if l >= n {
 			return
 		}
 		m := l
-		if r := l + 1; r < n && h.nodes[r].less(h.nodes[l]) {
+		if r := l + 1; r < n && h.ents[r].less(&h.ents[l]) {
 			m = r
 		}
-		if !h.nodes[m].less(h.nodes[i]) {
+		if !h.ents[m].less(&h.ents[i]) {
 			return
 		}
 		h.swap(i, m)
