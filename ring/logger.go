@@ -424,6 +424,9 @@ func (l *Logger) Open(reg *Registry) error {
 		}
 		l.ring = r
 	case TargetStream:
+		if l.ring != nil { // a clone of an opened logger
+			return nil
+		}
 		r := New("ring#"+strconv.FormatUint(implicitRings.Add(1), 10), DefaultSize)
 		r.Implicit = true
 		r.Format = FormatUnspec
@@ -462,12 +465,17 @@ func (l *Logger) Open(reg *Registry) error {
 
 // Clone returns an unopened copy of a parsed logger with its own sampling
 // position, for a section that takes the global loggers with `log global`
-// (HAProxy duplicates them the same way). Open the copy before use.
+// (HAProxy duplicates them the same way). Open the copy before use; a
+// clone of an opened tcp@/uxst@ logger keeps using the original's implicit
+// ring.
 func (l *Logger) Clone() *Logger {
 	c := &Logger{Inherit: l.Inherit, Target: l.Target, Len: l.Len, Format: l.Format, Facility: l.Facility,
 		Level: l.Level, MinLevel: l.MinLevel, File: l.File, Line: l.Line}
 	if l.Sample != nil {
 		c.Sample = &Sample{Ranges: l.Sample.Ranges, Size: l.Sample.Size}
+	}
+	if l.Target.Kind == TargetStream {
+		c.ring = l.ring // one implicit ring and connection per `log` line
 	}
 	return c
 }
