@@ -573,8 +573,13 @@ func (p *probe) buildHTTP(h *HTTPRequest) []byte {
 	if !connHdr && vsn != "HTTP/1.0" {
 		b.WriteString("connection: close\r\n")
 	}
-	if len(body) > 0 {
+	// No content-length for a bodyless OPTIONS, GET, HEAD or DELETE (RFC
+	// 9110 8.6; some load balancers reject it), as HAProxy 2.6.12.
+	switch {
+	case len(body) > 0:
 		fmt.Fprintf(&b, "content-length: %d\r\n", len(body))
+	case meth != "OPTIONS" && meth != "GET" && meth != "HEAD" && meth != "DELETE":
+		b.WriteString("content-length: 0\r\n")
 	}
 	b.WriteString("\r\n")
 	b.Write(body)

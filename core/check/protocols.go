@@ -82,7 +82,9 @@ func SSLHelloRuleset() *Ruleset {
 }
 
 // SMTPRuleset is "option smtpchk": greeting, then the command held in
-// check.smtp_cmd ("HELO localhost" by default).
+// check.smtp_cmd ("HELO localhost" by default) whose whole (possibly
+// multi-line) 2xx reply must arrive, then QUIT and its 2xx reply, as
+// HAProxy 2.6.12 does. The code and text of the last reply are reported.
 func SMTPRuleset() *Ruleset {
 	const text = "%[res.payload(4,0),ltrim(' '),cut_crlf]"
 	return sharedRuleset("*smtp-check", [][]string{
@@ -92,6 +94,9 @@ func SMTPRuleset() *Ruleset {
 		tc("expect", "rstring", "^2[0-9]{2}[ \r]", "min-recv", "4", "error-status", "L7STS",
 			"on-error", text, "status-code", "res.payload(0,3)"),
 		tc("send-lf", "%[var(check.smtp_cmd)]\r\n"),
+		tc("expect", "rstring", "^(2[0-9]{2}-[^\r]*\r\n)*2[0-9]{2}[ \r]", "error-status", "L7STS",
+			"on-error", text, "on-success", text, "status-code", "res.payload(0,3)"),
+		tc("send", "QUIT\r\n"),
 		tc("expect", "rstring", "^2[0-9]{2}[- \r]", "min-recv", "4", "error-status", "L7STS",
 			"on-error", text, "on-success", text, "status-code", "res.payload(0,3)"),
 	}, nil)
@@ -104,7 +109,7 @@ func PgSQLRuleset() *Ruleset {
 		tc("connect", "default", "linger"),
 		tc("send-binary-lf", "%[var(check.plen),htonl,hex]"+"00030000"+"7573657200"+"%[var(check.username),hex]00"+"00"),
 		tc("expect", "!rstring", "^E", "min-recv", "5", "error-status", "L7RSP", "on-error", "%[res.payload(6,0)]"),
-		tc("expect", "rbinary", "^52000000(08|0A|0C)000000(00|02|03|04|05|06)", "min-recv", "9",
+		tc("expect", "rbinary", "^52000000[A-Z0-9]{2}000000(00|02|03|04|05|06|07|09|0A)", "min-recv", "9",
 			"error-status", "L7STS", "on-success", "PostgreSQL server is ok", "on-error", "PostgreSQL unknown error"),
 	}, nil)
 }

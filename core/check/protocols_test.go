@@ -98,6 +98,9 @@ func smtpServer(t *testing.T, greet, reply string, got *string) *responder {
 			*got = string(b)
 		}
 		io.WriteString(c, reply)
+		if q := readSome(c); string(q) == "QUIT\r\n" {
+			io.WriteString(c, "221 2.0.0 bye\r\n")
+		}
 	})
 }
 
@@ -105,7 +108,7 @@ func TestSMTPCheck(t *testing.T) {
 	var got string
 	s := smtpServer(t, "220 mx.example ESMTP\r\n", "250-mx.example hello\r\n250 SIZE 1000\r\n", &got)
 	rules := backendRules(t, w("option", "smtpchk", "EHLO", "checker.example"))
-	wantOutcome(t, run(t, rules, s.target(), shortTO), StatusL7OK, 250, "mx.example hello")
+	wantOutcome(t, run(t, rules, s.target(), shortTO), StatusL7OK, 221, "2.0.0 bye")
 	if got != "EHLO checker.example\r\n" {
 		t.Fatalf("sent %q", got)
 	}
@@ -118,7 +121,13 @@ func TestSMTPCheck(t *testing.T) {
 	wantOutcome(t, run(t, rules, busy.target(), shortTO), StatusL7Sts, 554, "5.3.2 too busy")
 	junk := smtpServer(t, "hello there\r\n", "", nil)
 	wantOutcome(t, run(t, rules, junk.target(), shortTO), StatusL7Rsp, 0, "hello there")
-	refuse := smtpServer(t, "220 ok\r\n", "502 5.5.1 no EHLO\r\n", nil)
+	// A refused EHLO is judged when the server closes (2.6.12 waits for
+	// a complete 2xx reply until then, or until the timeout).
+	refuse := newResponder(t, func(c net.Conn) {
+		io.WriteString(c, "220 ok\r\n")
+		readSome(c)
+		io.WriteString(c, "502 5.5.1 no EHLO\r\n")
+	})
 	wantOutcome(t, run(t, rules, refuse.target(), shortTO), StatusL7Sts, 502, "5.5.1 no EHLO")
 }
 
@@ -195,7 +204,7 @@ func TestPgSQLCheck(t *testing.T) {
 	wantOutcome(t, run(t, rules, fatal.target(), shortTO), StatusL7Rsp, 0, "FATAL")
 	odd := newResponder(t, func(c net.Conn) {
 		readSome(c)
-		c.Write([]byte{'R', 0, 0, 0, 8, 0, 0, 0, 9})
+		c.Write([]byte{'R', 0, 0, 0, 8, 0, 0, 0, 0x0b})
 	})
 	wantOutcome(t, run(t, rules, odd.target(), shortTO), StatusL7Sts, 0, "PostgreSQL unknown error")
 }
