@@ -129,6 +129,11 @@ func (s *session) serve() {
 			return
 		}
 		s.runLine(line)
+		// Pipelined commands are answered in one write once the input
+		// already received has been run.
+		if s.prompt && !s.quit && s.lineBuffered() {
+			continue
+		}
 		if !s.flush() {
 			return
 		}
@@ -137,14 +142,21 @@ func (s *session) serve() {
 		}
 		if !s.prompt {
 			// 2.6 also runs complete lines that are already buffered.
-			if s.r.Buffered() > 0 {
-				if b, _ := s.r.Peek(s.r.Buffered()); bytes.IndexByte(b, '\n') >= 0 {
-					continue
-				}
+			if s.lineBuffered() {
+				continue
 			}
 			return
 		}
 	}
+}
+
+// lineBuffered reports whether a complete line is already buffered.
+func (s *session) lineBuffered() bool {
+	if s.r.Buffered() == 0 {
+		return false
+	}
+	b, _ := s.r.Peek(s.r.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
 }
 
 // readLine reads one line, without its LF (nor a CR before it). A line
