@@ -11,7 +11,8 @@ import (
 type options struct {
 	files      []string
 	check      bool     // -c
-	debug      bool     // -d, -db: foreground with debug output
+	debug      bool     // -d: foreground with access logs on stderr
+	foreground bool     // -d, -db: stay in the foreground
 	daemon     bool     // -D
 	master     bool     // -W
 	masterCLI  []string // -S
@@ -74,8 +75,10 @@ func parseArgs(args []string) (*options, error) {
 				return nil, err
 			}
 			o.cond, o.condSet = v, true
-		case a == "-d", a == "-db":
-			o.debug = true
+		case a == "-d":
+			o.debug, o.foreground = true, true
+		case a == "-db":
+			o.foreground = true
 		case strings.HasPrefix(a, "-d") && len(a) > 2:
 			// -dM, -dI, -dW, -dr, -dV ...: debugging switches; accepted,
 			// they change nothing in goha.

@@ -64,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer demo.Close()
 		o.files = []string{demo.cfgPath}
-		o.debug = true
+		o.debug, o.foreground = true, true
 	}
 	cfg, d := loadConfig(o.files)
 	pid := os.Getpid()
@@ -99,8 +99,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "[ALERT]    (%d) : [goha.main()] No enabled listener found (check for 'bind' directives) ! Exiting.\n", pid)
 		return 1
 	}
-	if (o.daemon || cfg.Global.Daemon) && !o.debug && os.Getenv("GOHA_DAEMONIZED") == "" {
+	if (o.daemon || cfg.Global.Daemon) && !o.foreground && os.Getenv("GOHA_DAEMONIZED") == "" {
 		return daemonize(o, stderr)
+	}
+	if code, done := masterWorker(o, cfg, stderr); done {
+		return code
 	}
 	return serve(o, cfg, demo, stdout, stderr)
 }
@@ -189,6 +192,8 @@ func writePid(path string, pid int) error {
 
 // serve runs the configuration until a signal stops it.
 func serve(o *options, cfg *core.Config, demo *demoSetup, stdout, stderr io.Writer) int {
+	stopProfile := startProfile()
+	defer stopProfile()
 	proc := core.NewProcess(cfg)
 	if o.debug {
 		proc.LogOut = stderr

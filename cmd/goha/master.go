@@ -1,0 +1,567 @@
+package main
+
+// Master-worker mode (-W), as HAProxy runs it and as VTest drives it.
+//
+// The master loads and checks the configuration, writes its own pid to the
+// pid file, then starts one worker: a fresh exec of the same binary and
+// arguments, marked by GOHA_WORKER_PID_MASTER in its environment. Inherited
+// descriptors (the fd@N sockets a test harness bound) reach the worker under
+// the same numbers. The master forwards SIGINT, SIGTERM and SIGUSR1 to the
+// worker and exits when it does, with HAProxy's status: the worker's exit
+// code, or 128 + the signal that killed it (130 after SIGINT).
+//
+// -S opens the master CLI. Its own commands are help, prompt, quit,
+// show proc and show version; "@<n> <command>", "@!<pid> <command>" and a
+// bare "@<n>" (which makes the worker the session's target) send commands
+// to the worker's private stats socket, a UNIX socket in a directory the
+// master creates and removes. The master appends that socket to the
+// worker's configuration (level admin), so the worker serves it wherever it
+// serves its `stats socket` lines.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"goha/core"
+	"golang.org/x/sys/unix"
+)
+
+// Environment of a worker started by a master.
+const (
+	envWorker    = "GOHA_WORKER_PID_MASTER" // the master's pid
+	envWorkerCLI = "GOHA_WORKER_CLI"        // path of the worker's private stats socket
+)
+
+// masterWorker runs master-worker mode when -W or `master-worker` asks for
+// it. In the master it returns the process's exit status and true. In a
+// worker it adjusts the configuration (the master owns the pid file; the
+// master CLI needs the private socket) and returns false: the caller goes
+// on serving.
+func masterWorker(o *options, cfg *core.Config, stderr io.Writer) (int, bool) {
+	if !o.master && !cfg.Global.MasterWorker {
+		return 0, false
+	}
+	if os.Getenv(envWorker) != "" {
+		o.pidFile = ""
+		cfg.Global.PidFile = ""
+		if p := workerCLIPath(); p != "" {
+			cfg.Global.StatsSockets = append(cfg.Global.StatsSockets,
+				core.StatsSocket{Addr: p, Args: []string{"level", "admin"}})
+		}
+		return 0, false
+	}
+	return runMaster(o, cfg, stderr), true
+}
+
+// workerCLIPath is the private stats socket this worker must serve at level
+// admin for its master's CLI, or "" outside master-worker mode.
+func workerCLIPath() string {
+	if os.Getenv(envWorker) == "" {
+		return ""
+	}
+	return os.Getenv(envWorkerCLI)
+}
+
+// proc is one process as show proc lists it.
+type proc struct {
+	pid     int
+	reloads int
+	start   time.Time
+}
+
+type master struct {
+	pid     int
+	start   time.Time
+	logOut  io.Writer
+	exe     string
+	args    []string
+	extra   []*os.File // fds 3.. for the worker; placeholders keep the numbering
+	sockDir string
+
+	mu     sync.Mutex // guards following fields
+	worker proc
+}
+
+func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
+	m := &master{pid: os.Getpid(), start: time.Now(), logOut: stderr, args: os.Args[1:]}
+	exe, err := os.Executable()
+	if err != nil {
+		m.alertf("cannot find own executable: %v", err)
+		return 1
+	}
+	m.exe = exe
+
+	// Open the master CLI first: its fd@ descriptors must not reach the
+	// worker.
+	var clis []net.Listener
+	for _, spec := range o.masterCLI {
+		ln, err := listenMasterCLI(spec)
+		if err != nil {
+			m.alertf("Failed to create the master CLI socket '%s': %v", spec, err)
+			for _, l := range clis {
+				l.Close()
+			}
+			return 1
+		}
+		clis = append(clis, ln)
+	}
+	defer func() {
+		for _, l := range clis {
+			l.Close()
+		}
+	}()
+
+	m.sockDir, err = os.MkdirTemp("", "goha-master-")
+	if err != nil {
+		m.alertf("cannot create the worker CLI directory: %v", err)
+		return 1
+	}
+	defer os.RemoveAll(m.sockDir)
+
+	m.extra = inheritedFiles()
+
+	pidFile := o.pidFile
+	if pidFile == "" {
+		pidFile = cfg.Global.PidFile
+	}
+	if pidFile != "" {
+		if err := writePid(pidFile, m.pid); err != nil {
+			m.alertf("cannot create pidfile %s", pidFile)
+		}
+		defer os.Remove(pidFile)
+	}
+
+	// Catch the signals before the worker exists, so that none is lost.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGHUP, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
+
+	cmd, err := m.startWorker()
+	if err != nil {
+		m.alertf("cannot start a worker: %v", err)
+		return 1
+	}
+	m.noticef("New worker (%d) forked", cmd.Process.Pid)
+	m.noticef("Loading success.")
+
+	for _, ln := range clis {
+		go m.serveCLI(ln)
+	}
+
+	exited := make(chan int, 1)
+	go func() {
+		err := cmd.Wait()
+		exited <- exitStatus(cmd.ProcessState, err)
+	}()
+	for {
+		select {
+		case sig := <-sigs:
+			switch sig {
+			case syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1:
+				cmd.Process.Signal(sig)
+			}
+			// SIGHUP and SIGUSR2 (reload) are not forwarded: a reload
+			// is not supported, and HAProxy's workers ignore SIGHUP.
+		case st := <-exited:
+			if st == 0 {
+				m.warnf("Former worker (%d) exited with code 0 (Exit)", cmd.Process.Pid)
+			} else {
+				m.alertf("Current worker (%d) exited with code %d (%s)", cmd.Process.Pid, st, statusText(st))
+			}
+			m.warnf("All workers exited. Exiting... (%d)", st)
+			return st
+		}
+	}
+}
+
+func (m *master) startWorker() (*exec.Cmd, error) {
+	cmd := exec.Command(m.exe, m.args...)
+	cmd.Env = append(os.Environ(),
+		envWorker+"="+strconv.Itoa(m.pid),
+		envWorkerCLI+"="+filepath.Join(m.sockDir, "worker.sock"))
+	cmd.Stdin = nil
+	cmd.Stdout = os.Stdout
+	cmd.Stderr = os.Stderr
+	cmd.ExtraFiles = m.extra
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.worker = proc{pid: cmd.Process.Pid, start: time.Now()}
+	m.mu.Unlock()
+	return cmd, nil
+}
+
+// inheritedFiles returns the descriptors from 3 up to the highest one this
+// process inherited, for a child's ExtraFiles: ExtraFiles[i] becomes fd
+// 3+i there, so an fd@N address names the same socket in the worker. The
+// slots of closed descriptors and of our own close-on-exec ones (the Go
+// runtime's, the master CLI's) get /dev/null, which keeps the numbering.
+func inheritedFiles() []*os.File {
+	var fds []int
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	max := -1
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 3 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue
+		}
+		fds = append(fds, n)
+		if n > max {
+			max = n
+		}
+	}
+	if max < 3 {
+		return nil
+	}
+	inherit := make(map[int]bool, len(fds))
+	for _, n := range fds {
+		inherit[n] = true
+	}
+	files := make([]*os.File, max-2)
+	var null *os.File
+	for n := 3; n <= max; n++ {
+		if inherit[n] {
+			files[n-3] = os.NewFile(uintptr(n), "fd@"+strconv.Itoa(n))
+			continue
+		}
+		if null == nil {
+			null, err = os.Open(os.DevNull)
+			if err != nil {
+				return files[:n-3]
+			}
+		}
+		files[n-3] = null
+	}
+	return files
+}
+
+// exitStatus maps a worker's end to HAProxy's master exit code.
+func exitStatus(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		return 1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	if ps.ExitCode() >= 0 {
+		return ps.ExitCode()
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return 1
+	}
+	return 0
+}
+
+func statusText(st int) string {
+	if st > 128 && st < 128+65 {
+		s := unix.SignalName(syscall.Signal(st - 128))
+		switch s {
+		case "SIGINT":
+			return "Interrupt"
+		case "SIGTERM":
+			return "Terminated"
+		case "SIGKILL":
+			return "Killed"
+		case "SIGSEGV":
+			return "Segmentation fault"
+		}
+		return s
+	}
+	return "Exit"
+}
+
+func (m *master) noticef(format string, a ...any) {
+	fmt.Fprintf(m.logOut, "[NOTICE]   (%d) : "+format+"\n", append([]any{m.pid}, a...)...)
+}
+
+func (m *master) warnf(format string, a ...any) {
+	fmt.Fprintf(m.logOut, "[WARNING]  (%d) : "+format+"\n", append([]any{m.pid}, a...)...)
+}
+
+func (m *master) alertf(format string, a ...any) {
+	fmt.Fprintf(m.logOut, "[ALERT]    (%d) : "+format+"\n", append([]any{m.pid}, a...)...)
+}
+
+// listenMasterCLI opens one -S address: fd@N, a UNIX path (optionally
+// unix@), ipv4@/ipv6@host:port, followed by comma-separated bind options
+// of which mode is applied; user, group, uid, gid and level are accepted.
+func listenMasterCLI(spec string) (net.Listener, error) {
+	parts := strings.Split(spec, ",")
+	addr := parts[0]
+	var mode os.FileMode
+	for i := 1; i < len(parts); i++ {
+		switch parts[i] {
+		case "mode":
+			if i+1 >= len(parts) {
+				return nil, fmt.Errorf("'mode' expects an octal value")
+			}
+			i++
+			v, err := strconv.ParseUint(parts[i], 8, 32)
+			if err != nil {
+				return nil, fmt.Errorf("'mode' expects an octal value")
+			}
+			mode = os.FileMode(v)
+		case "level", "user", "group", "uid", "gid", "severity-output":
+			i++
+		case "expose-fd":
+			i++
+		case "":
+		default:
+			return nil, fmt.Errorf("unknown keyword '%s'", parts[i])
+		}
+	}
+	switch {
+	case strings.HasPrefix(addr, "fd@"):
+		n, err := strconv.Atoi(addr[3:])
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("invalid fd")
+		}
+		f := os.NewFile(uintptr(n), addr)
+		ln, err := net.FileListener(f)
+		f.Close()
+		return ln, err
+	case strings.HasPrefix(addr, "ipv4@"):
+		return net.Listen("tcp4", addr[5:])
+	case strings.HasPrefix(addr, "ipv6@"):
+		return net.Listen("tcp6", addr[5:])
+	}
+	path := strings.TrimPrefix(addr, "unix@")
+	if path == "" {
+		return nil, fmt.Errorf("missing address")
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		os.Remove(path)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if mode != 0 {
+		if err := os.Chmod(path, mode); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
+	return ln, nil
+}
+
+func (m *master) serveCLI(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go m.session(c)
+	}
+}
+
+const (
+	masterCLITimeout = 10 * time.Second
+	workerDialWait   = 3 * time.Second // how long a new worker may take to open its socket
+)
+
+const masterHelp = `  @<relative pid>                         : send a command to the <relative pid> process
+  @!<pid>                                 : send a command to the <pid> process
+  @master                                 : send a command to the master process
+  show proc                               : show processes status
+  show version                            : show version of the current process
+  help [<command>]                        : list matching or all commands
+  prompt                                  : toggle interactive mode with prompt
+  quit                                    : disconnect
+`
+
+// session runs one master CLI connection: one line and close, or, after
+// `prompt`, line after line with the `master> ` prompt (`<pid>> ` while a
+// worker is the session's target).
+func (m *master) session(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReader(c)
+	w := bufio.NewWriter(c)
+	interactive := false
+	target := "" // "" = master, otherwise a "@..." prefix
+	for {
+		c.SetReadDeadline(time.Now().Add(masterCLITimeout))
+		line, err := r.ReadString('\n')
+		if err != nil && line == "" {
+			return
+		}
+		line = strings.TrimRight(line, "\r\n")
+		quit := false
+		for _, cmd := range splitCommands(line) {
+			words := strings.Fields(cmd)
+			prefix := target
+			if len(words) > 0 && strings.HasPrefix(words[0], "@") {
+				prefix = words[0]
+				words = words[1:]
+				if len(words) == 0 {
+					// A bare prefix changes the session's target.
+					if prefix == "@" || prefix == "@master" {
+						target = ""
+					} else if _, ok := m.resolve(prefix); ok {
+						target = prefix
+					} else {
+						fmt.Fprintf(w, "Can't find the target PID matching the prefix '%s'\n\n", prefix)
+					}
+					if !interactive {
+						fmt.Fprint(w, "\n")
+					}
+					continue
+				}
+			}
+			if prefix != "" && prefix != "@" && prefix != "@master" {
+				m.forward(w, prefix, strings.Join(words, " "))
+				continue
+			}
+			switch strings.Join(words, " ") {
+			case "prompt":
+				interactive = !interactive
+				if !interactive {
+					fmt.Fprint(w, "\n")
+					quit = true
+				}
+			case "quit":
+				quit = true
+			case "show proc":
+				m.showProc(w)
+				fmt.Fprint(w, "\n")
+			case "show version":
+				fmt.Fprintf(w, "%s\n\n", core.Version)
+			case "help":
+				fmt.Fprint(w, "The following commands are valid at this level:\n"+masterHelp+"\n")
+			default:
+				if len(words) > 0 && words[0] == "help" {
+					fmt.Fprint(w, "The following commands are valid at this level:\n"+masterHelp+"\n")
+					break
+				}
+				fmt.Fprint(w, "Unknown command, but maybe one of the following ones is a better match:\n"+masterHelp+"\n")
+			}
+			if quit {
+				break
+			}
+		}
+		if !quit && interactive {
+			if target == "" {
+				fmt.Fprint(w, "master> ")
+			} else if pid, ok := m.resolve(target); ok {
+				fmt.Fprintf(w, "%d> ", pid)
+			} else {
+				fmt.Fprint(w, "master> ")
+			}
+		}
+		w.Flush()
+		if quit || !interactive || err != nil {
+			return
+		}
+	}
+}
+
+// splitCommands cuts a line at unescaped semicolons; a backslash keeps the
+// next character.
+func splitCommands(line string) []string {
+	var out []string
+	var b strings.Builder
+	for i := 0; i < len(line); i++ {
+		switch ch := line[i]; {
+		case ch == '\\' && i+1 < len(line):
+			b.WriteByte(ch)
+			i++
+			b.WriteByte(line[i])
+		case ch == ';':
+			out = append(out, b.String())
+			b.Reset()
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return append(out, b.String())
+}
+
+// resolve maps "@1" (the current worker) or "@!<pid>" to a worker's pid.
+func (m *master) resolve(prefix string) (int, bool) {
+	m.mu.Lock()
+	wpid := m.worker.pid
+	m.mu.Unlock()
+	switch {
+	case strings.HasPrefix(prefix, "@!"):
+		n, err := strconv.Atoi(prefix[2:])
+		return n, err == nil && n == wpid
+	case prefix == "@1":
+		return wpid, wpid != 0
+	}
+	return 0, false
+}
+
+// forward sends one command to the worker's private stats socket and
+// copies its reply (which ends with its own empty line).
+func (m *master) forward(w io.Writer, prefix, cmd string) {
+	if _, ok := m.resolve(prefix); !ok {
+		fmt.Fprintf(w, "Can't find the target PID matching the prefix '%s'\n\n", prefix)
+		return
+	}
+	// A worker that has just started may not listen yet: retry a while.
+	path := filepath.Join(m.sockDir, "worker.sock")
+	var c net.Conn
+	var err error
+	for deadline := time.Now().Add(workerDialWait); ; {
+		c, err = net.DialTimeout("unix", path, time.Second)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		fmt.Fprint(w, "Can't connect to the target CLI!\n\n")
+		return
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(masterCLITimeout))
+	if _, err := io.WriteString(c, cmd+"\n"); err != nil {
+		fmt.Fprint(w, "Can't connect to the target CLI!\n\n")
+		return
+	}
+	if uc, ok := c.(*net.UnixConn); ok {
+		uc.CloseWrite()
+	}
+	io.Copy(w, c)
+}
+
+// showProc prints HAProxy 2.6's process table.
+func (m *master) showProc(w io.Writer) {
+	m.mu.Lock()
+	wk := m.worker
+	m.mu.Unlock()
+	fmt.Fprintf(w, "%-15s %-15s %-15s %-15s %-15s\n", "#<PID>", "<type>", "<reloads>", "<uptime>", "<version>")
+	fmt.Fprintf(w, "%-15d %-15s %-15s %-15s %s\n", m.pid, "master", "0 [failed: 0]", uptime(time.Since(m.start)), core.Version)
+	fmt.Fprintf(w, "# workers\n")
+	if wk.pid != 0 {
+		fmt.Fprintf(w, "%-15d %-15s %-15d %-15s %s\n", wk.pid, "worker", wk.reloads, uptime(time.Since(wk.start)), core.Version)
+	}
+	fmt.Fprintf(w, "# programs\n")
+}
+
+// uptime renders a duration as 0d00h00m03s.
+func uptime(d time.Duration) string {
+	s := int(d / time.Second)
+	return fmt.Sprintf("%dd%02dh%02dm%02ds", s/86400, s/3600%24, s/60%60, s%60)
+}
