@@ -57,6 +57,21 @@ func checkHead(t *testing.T, h *Head, buf []byte, n int, resp bool) {
 	if h2.Flags&FlagRewrite != 0 {
 		t.Fatalf("rebuilt head %q still needs a rewrite", out)
 	}
+	// Connection rewriting compacts values in place; the result must
+	// still parse, to the same framing, with only the token we added.
+	rw.Reset()
+	rw.SetConnection(h, ConnClose)
+	out = append(out[:0], rw.Head(h)...)
+	// The added field may exceed the limits the original just met.
+	h3 := Head{MaxFields: h.maxFields() + 1, MaxSize: len(out) + 1}
+	if resp {
+		_, err = h3.ParseResponse(out, h.Method)
+	} else {
+		_, err = h3.ParseRequest(out)
+	}
+	if err != nil || h3.Body != h.Body || h3.Flags&FlagConnClose == 0 || h3.Flags&FlagConnKeepAlive != 0 {
+		t.Fatalf("after SetConnection %q: %v body %v flags %b", out, err, h3.Body, h3.Flags)
+	}
 }
 
 func fuzzHead(t *testing.T, data []byte, split uint8, resp bool) {

@@ -94,23 +94,32 @@ func (rw *Rewriter) SetConnection(h *Head, v ConnValue) {
 	for i := h.Index("connection", 0); i >= 0; i = h.Index("connection", i+1) {
 		f := &h.fields[i]
 		val := f.value.of(h.buf)
-		w := 0
 		changed := false
 		for e, rest, ok := NextValue(val); ok; e, rest, ok = NextValue(rest) {
 			if eqFold(e, "close") || eqFold(e, "keep-alive") {
 				changed = true
+			}
+		}
+		if !changed {
+			continue
+		}
+		// Compact the kept tokens in place, joined by a bare comma: the
+		// result is never longer than what was read, so the write
+		// position never passes the read position.
+		w := 0
+		for e, rest, ok := NextValue(val); ok; e, rest, ok = NextValue(rest) {
+			if eqFold(e, "close") || eqFold(e, "keep-alive") {
 				continue
 			}
 			if w > 0 {
 				val[w] = ','
-				val[w+1] = ' '
-				w += 2
+				w++
 			}
 			w += copy(val[w:], e)
 		}
 		if w == 0 {
 			h.DelField(i)
-		} else if changed || w != len(val) {
+		} else {
 			f.value.n = int32(w)
 			h.Flags |= FlagRewrite
 		}

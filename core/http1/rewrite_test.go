@@ -186,3 +186,24 @@ func BenchmarkWritevTCP(b *testing.B) {
 		}
 	}
 }
+
+func TestSetConnectionTokens(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"a,b", "Connection: a,b\r\n"},
+		{"a,b,c,d,e,f,g,h,i,j,close", "Connection: a,b,c,d,e,f,g,h,i,j\r\n"},
+		{"close,a,b,c,d,e,f,g,h,i,j", "Connection: a,b,c,d,e,f,g,h,i,j\r\n"},
+		{"Keep-Alive ,  TE,close", "Connection: TE\r\n"},
+		{"close", ""},
+		{" , ", "Connection:  , \r\n"}, // untouched: sent verbatim
+	}
+	for _, tt := range tests {
+		h, _, _ := mustParse(t, "GET / HTTP/1.1\r\nConnection: "+tt.in+"\r\nX: y\r\n\r\n")
+		var rw Rewriter
+		rw.SetConnection(h, ConnNone)
+		got := string(rw.Head(h))
+		want := "GET / HTTP/1.1\r\n" + tt.want + "X: y\r\n\r\n"
+		if got != want {
+			t.Errorf("%q: got %q, want %q", tt.in, got, want)
+		}
+	}
+}
