@@ -235,3 +235,43 @@ func (h *Head) follows(body []byte) ([]byte, bool) {
 	}
 	return full[h.start:], true
 }
+
+// ConnForRequest is the Connection value HAProxy's H1 layer adds to a
+// request it sends to a server: keep-alive to an HTTP/1.0 request when the
+// server connection is kept, close to an HTTP/1.1 request when it is not,
+// nothing otherwise, and nothing on an upgrade (the upgrade token stays).
+func ConnForRequest(req *Head, keepAlive bool) ConnValue {
+	if req.Flags&FlagConnUpgrade != 0 {
+		return ConnNone
+	}
+	if keepAlive {
+		if req.Flags&FlagVer11 == 0 {
+			return ConnKeepAlive
+		}
+		return ConnNone
+	}
+	if req.Flags&FlagVer11 != 0 {
+		return ConnClose
+	}
+	return ConnNone
+}
+
+// ConnForResponse is the value added to a response sent to the client:
+// keep-alive when the client connection is kept and either message is
+// HTTP/1.0, close on an HTTP/1.1 response when it is not kept, nothing on
+// an upgrade.
+func ConnForResponse(resp, req *Head, keepAlive bool) ConnValue {
+	if resp.Flags&FlagConnUpgrade != 0 || resp.Body == BodyTunnel {
+		return ConnNone
+	}
+	if keepAlive {
+		if resp.Flags&req.Flags&FlagVer11 == 0 {
+			return ConnKeepAlive
+		}
+		return ConnNone
+	}
+	if resp.Flags&FlagVer11 != 0 {
+		return ConnClose
+	}
+	return ConnNone
+}

@@ -207,3 +207,42 @@ func TestSetConnectionTokens(t *testing.T) {
 		}
 	}
 }
+
+func TestConnFor(t *testing.T) {
+	req10, _, _ := mustParse(t, "GET / HTTP/1.0\r\n\r\n")
+	req11, _, _ := mustParse(t, "GET / HTTP/1.1\r\n\r\n")
+	upg, _, _ := mustParse(t, "GET / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: x\r\n\r\n")
+	for _, c := range []struct {
+		req  *Head
+		ka   bool
+		want ConnValue
+	}{
+		{req10, true, ConnKeepAlive}, {req10, false, ConnNone},
+		{req11, true, ConnNone}, {req11, false, ConnClose},
+		{upg, false, ConnNone},
+	} {
+		if got := ConnForRequest(c.req, c.ka); got != c.want {
+			t.Errorf("request %q ka=%v: %v, want %v", c.req.Version(), c.ka, got, c.want)
+		}
+	}
+	var resp11, resp10 Head
+	resp11.ParseResponse([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), MethodGET)
+	resp10.ParseResponse([]byte("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"), MethodGET)
+	for _, c := range []struct {
+		resp, req *Head
+		ka        bool
+		want      ConnValue
+	}{
+		// As observed on HAProxy 2.6.12: an HTTP/1.0 client kept alive
+		// gets "connection: keep-alive" on an HTTP/1.1 response.
+		{&resp11, req10, true, ConnKeepAlive},
+		{&resp11, req11, true, ConnNone},
+		{&resp11, req10, false, ConnClose},
+		{&resp10, req11, true, ConnKeepAlive},
+		{&resp10, req11, false, ConnNone},
+	} {
+		if got := ConnForResponse(c.resp, c.req, c.ka); got != c.want {
+			t.Errorf("response %q to %q ka=%v: %v, want %v", c.resp.Version(), c.req.Version(), c.ka, got, c.want)
+		}
+	}
+}
