@@ -385,6 +385,7 @@ func (p *parser) line(fs *fileState, raw []byte) {
 		text, col := sanitizeForPrinting(line, res.errAt, 80)
 		p.alertTight(fs, "%s at position %d:\n%s", what, off+res.errAt+1, caret(text, col))
 		fs.fatal++
+		p.brokenCondDirective(fs, line)
 		return
 	}
 	args := res.args
@@ -544,6 +545,37 @@ func (p *parser) condDirective(fs *fileState, args []string, tail string) bool {
 		return false
 	}
 	return true
+}
+
+// brokenCondDirective keeps the nesting balanced when a .if, .elif, .else
+// or .endif line could not be tokenized: the block it opens or continues is
+// dropped. HAProxy drops the line itself, so that its .else and .endif are
+// then reported as lone; goha reports the line's one real error instead.
+func (p *parser) brokenCondDirective(fs *fileState, line []byte) {
+	word := line
+	for i, c := range line {
+		if isSpace(c) || c == '#' {
+			word = line[:i]
+			break
+		}
+	}
+	n := len(fs.conds)
+	switch string(word) {
+	case ".if":
+		fs.conds = append(fs.conds, ifSkip)
+	case ".elif":
+		if n > 0 && !fs.conds[n-1].isElse() {
+			fs.conds[n-1] = elifSkip
+		}
+	case ".else":
+		if n > 0 && !fs.conds[n-1].isElse() {
+			fs.conds[n-1] = elseDrop
+		}
+	case ".endif":
+		if n > 0 {
+			fs.conds = fs.conds[:n-1]
+		}
+	}
 }
 
 // directive handles the message directives and unknown '.' words.

@@ -231,6 +231,9 @@ func TestParseDiagnostics(t *testing.T) {
 		{"conditions in masked blocks are not evaluated", "global\n.if 0\n.if foo(\n.endif\n.elif defined(\n.endif\n", []wantDiag{
 			{diag.Alert, 5, "expected ')' in argument 1 of predicate"},
 		}},
+		{"a .if line that does not tokenize drops its block without cascading", "global\n.if streq(\"a,b)\n  a 1\n.else\n  b 2\n.endif\n", []wantDiag{
+			{diag.Alert, 2, "unmatched quote at position 11:"},
+		}},
 		{"a broken condition drops its whole block", "global\n.if foo\n  a 1\n.else\n  b 2\n.endif\n  c 3\n", []wantDiag{
 			{diag.Alert, 2, "unparsable conditional expression 'foo' in '.if' at position 1:"},
 		}},
@@ -445,5 +448,12 @@ func TestStrerror(t *testing.T) {
 	_, err := os.Open("/nonexistent/x")
 	if got := strerror(err); got != "No such file or directory" {
 		t.Errorf("got %q", got)
+	}
+}
+
+func TestParseBrokenIfLineDropsBlock(t *testing.T) {
+	secs, _ := parseString(t, "global\n.if streq(\"a,b)\n  a 1\n.elif 1\n  b 2\n.else\n  c 3\n.endif\n  d 4\n")
+	if got := shapes(secs)[0].Lines; !reflect.DeepEqual(got, [][]string{{"d", "4"}}) {
+		t.Errorf("lines %q, want only d 4", got)
 	}
 }
