@@ -2,10 +2,14 @@ package lb
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // req is one request of a comparison: its path and headers.
@@ -288,5 +292,92 @@ func TestHashingMatchesHAProxy(t *testing.T) {
 			hosts.reqs = append(hosts.reqs, req{path: "/", hdr: map[string]string{"Host": fmt.Sprintf("www.site%d.example", i)}})
 		}
 		compare(t, []string{"balance hdr(Host) use_domain_only"}, srv, []step{hosts})
+	})
+}
+
+// holdingServers are HTTP servers that answer only when released, so that
+// the connections HAProxy opens to them stay counted while later requests
+// are balanced.
+type holdingServers struct {
+	ports    []int
+	arrivals chan int
+	release  chan struct{}
+}
+
+func startHolding(t *testing.T, n int) *holdingServers {
+	t.Helper()
+	hs := &holdingServers{arrivals: make(chan int, 100), release: make(chan struct{})}
+	for i := range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs.ports = append(hs.ports, l.Addr().(*net.TCPAddr).Port)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hs.arrivals <- i
+			<-hs.release
+			fmt.Fprintf(w, "s%d", i+1)
+		})}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+	}
+	return hs
+}
+
+// compareHeld sends n requests to HAProxy, each while all earlier ones are
+// still being served, and requires the picker, told of every connection
+// with Take, to choose the same servers.
+func compareHeld(t *testing.T, be, srv []string, n int) {
+	t.Helper()
+	hs := startHolding(t, len(srv))
+	h := startHAProxyTo(t, be, srv, hs.ports)
+	ld := newLoad()
+	p, _ := fromConfig(t, be, srv, ld.served)
+	var got, want strings.Builder
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := h.cl.Get(h.url + "/")
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+		select {
+		case i := <-hs.arrivals:
+			fmt.Fprintf(&want, "%d", i+1)
+		case <-time.After(5 * time.Second):
+			t.Fatal("no server got the request")
+		}
+		i := p.Pick(Key{}, -1)
+		if i >= 0 {
+			ld.add(i, 1)
+			p.Take(i)
+		}
+		fmt.Fprintf(&got, "%d", i+1)
+	}
+	close(hs.release)
+	wg.Wait()
+	if got.String() != want.String() {
+		t.Errorf("%v %v:\n got  %s\n want %s (HAProxy)", be, srv, got.String(), want.String())
+	}
+}
+
+func TestUnderLoadMatchesHAProxy(t *testing.T) {
+	w123 := []string{"weight 1", "weight 2", "weight 3"}
+	t.Run("leastconn", func(t *testing.T) { compareHeld(t, []string{"balance leastconn"}, w123, 14) })
+	t.Run("leastconn-maxconn", func(t *testing.T) {
+		compareHeld(t, []string{"balance leastconn"}, []string{"weight 1", "weight 4 maxconn 2", "weight 3"}, 10)
+	})
+	t.Run("roundrobin-maxconn", func(t *testing.T) {
+		compareHeld(t, []string{"balance roundrobin"}, []string{"weight 1", "weight 2", "weight 3 maxconn 2"}, 12)
+	})
+	t.Run("static-rr-maxconn", func(t *testing.T) {
+		compareHeld(t, []string{"balance static-rr"}, []string{"weight 1", "weight 2 maxconn 1", "weight 3"}, 10)
+	})
+	t.Run("first", func(t *testing.T) {
+		compareHeld(t, []string{"balance first"}, []string{"maxconn 2", "maxconn 3", "maxconn 2"}, 7)
 	})
 }

@@ -30,6 +30,13 @@ type realHAProxy struct {
 // "backup", ...).
 func startHAProxy(t *testing.T, be []string, servers []string) *realHAProxy {
 	t.Helper()
+	return startHAProxyTo(t, be, servers, nil)
+}
+
+// startHAProxyTo is startHAProxy with servers at the given ports instead of
+// listen sections (nil: listen sections).
+func startHAProxyTo(t *testing.T, be []string, servers []string, at []int) *realHAProxy {
+	t.Helper()
 	bin, err := exec.LookPath("haproxy")
 	if err != nil {
 		if _, err := os.Stat("/usr/sbin/haproxy"); err != nil {
@@ -41,7 +48,7 @@ func startHAProxy(t *testing.T, be []string, servers []string) *realHAProxy {
 	// before HAProxy binds it: try again with new ones.
 	var last string
 	for range 3 {
-		h, out, ok := tryHAProxy(t, bin, be, servers)
+		h, out, ok := tryHAProxy(t, bin, be, servers, at)
 		if ok {
 			return h
 		}
@@ -51,9 +58,12 @@ func startHAProxy(t *testing.T, be []string, servers []string) *realHAProxy {
 	return nil
 }
 
-func tryHAProxy(t *testing.T, bin string, be, servers []string) (*realHAProxy, string, bool) {
+func tryHAProxy(t *testing.T, bin string, be, servers []string, at []int) (*realHAProxy, string, bool) {
 	t.Helper()
 	ports := freePorts(t, len(servers)+1)
+	if at != nil {
+		ports = append(ports[:1], at...)
+	}
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "stats.sock")
 	var b strings.Builder
@@ -68,6 +78,9 @@ func tryHAProxy(t *testing.T, bin string, be, servers []string) (*realHAProxy, s
 		fmt.Fprintf(&b, "    server s%d 127.0.0.1:%d %s\n", i+1, ports[i+1], s)
 	}
 	for i := range servers {
+		if at != nil {
+			break
+		}
 		fmt.Fprintf(&b, "listen l%d\n    bind 127.0.0.1:%d\n", i+1, ports[i+1])
 		fmt.Fprintf(&b, "    http-request return status 200 content-type text/plain string s%d\n", i+1)
 	}
@@ -98,10 +111,15 @@ func tryHAProxy(t *testing.T, bin string, be, servers []string) (*realHAProxy, s
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
+		// HAProxy renames its UNIX socket into place after binding,
+		// possibly after the TCP listener accepts: wait for both.
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", ports[0]))
 		if err == nil {
 			c.Close()
-			break
+			if u, err := net.Dial("unix", sock); err == nil {
+				u.Close()
+				break
+			}
 		}
 		select {
 		case <-exited:
