@@ -107,6 +107,7 @@ func TestDifferentialHAProxy(t *testing.T) {
 	got := map[string]string{}
 	lineRe := regexp.MustCompile(`(Health|Agent) check for server ([^/]+)/s .*`)
 	done := make(chan struct{})
+	all := make(chan struct{})
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(stderr)
@@ -114,11 +115,17 @@ func TestDifferentialHAProxy(t *testing.T) {
 			if m := lineRe.FindStringSubmatch(sc.Text()); m != nil {
 				if _, ok := got[m[2]]; !ok {
 					got[m[2]] = m[0]
+					if len(got) == len(scenarios) {
+						close(all)
+					}
 				}
 			}
 		}
 	}()
-	time.Sleep(1500 * time.Millisecond)
+	select {
+	case <-all:
+	case <-time.After(15 * time.Second):
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	<-done
 	cmd.Wait()

@@ -64,6 +64,10 @@ func TestSchedulerRunTime(t *testing.T) {
 
 	// disable health: no probe reports any more.
 	s.Health.Disable()
+	// Let a probe that was already running finish and report.
+	for s.Health.Snapshot().State&StInProgress != 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
 	time.Sleep(50 * time.Millisecond)
 	for len(rec.reports) > 0 {
 		<-rec.reports
