@@ -246,7 +246,6 @@ func (d *statDumper) emit(obj, iid, sid int) {
 			d.buf = append(d.buf, `,"id":`...)
 			d.buf = strconv.AppendInt(d.buf, int64(sid), 10)
 			d.buf = appendJSONField(d.buf, i, statFields[i].name, tags, typ, &r[i])
-			d.buf = append(d.buf, '}')
 		}
 		d.buf = append(d.buf, ']')
 	case d.f.Typed:
