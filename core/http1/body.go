@@ -19,13 +19,12 @@ type Body struct {
 	// means DefaultMaxHead. HAProxy bounds them by its buffer.
 	MaxLine int
 
-	st      chunkState
-	digits  int
-	line    int // bytes in the current chunk-size line or trailer block
-	done    bool
-	resp    bool
-	errbase int64
-	err     Error
+	st     chunkState
+	digits int
+	line   int // bytes in the current chunk-size line or trailer block
+	done   bool
+	resp   bool
+	err    Error
 }
 
 type chunkState uint8

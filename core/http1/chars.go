@@ -84,11 +84,6 @@ func eqFoldBytes(a, b []byte) bool {
 	return true
 }
 
-// hasPrefixFold reports whether b begins with s ignoring ASCII case.
-func hasPrefixFold(b []byte, s string) bool {
-	return len(b) >= len(s) && eqFold(b[:len(s)], s)
-}
-
 // trimLWS strips leading and trailing spaces, tabs, CR and LF.
 func trimLWS(b []byte) []byte {
 	for len(b) > 0 && isLWS(b[0]) {

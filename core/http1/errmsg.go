@@ -60,6 +60,11 @@ var errTemplates = map[int]string{
 		"<html><body><h1>504 Gateway Time-out</h1>\nThe server didn't respond in time.\n</body></html>\n",
 }
 
+// Continue100 is the interim response HAProxy sends itself to a request
+// with "Expect: 100-continue" when it has to read the body before
+// forwarding it (option http-buffer-request).
+var Continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
+
 // Reply is an HTTP response prepared once (at start-up or config load) in
 // the three shapes a connection may need, so that sending it costs one
 // Write and no allocation.
