@@ -28,7 +28,7 @@ type staticMap struct {
 	tab     atomic.Pointer[mapTable]
 
 	mu         sync.Mutex // guards following fields (updates only)
-	servers    []Server   // as last given; Weight < 0 marks a removed server
+	servers    []Server   // as last given
 	iweight    []int
 	wmult      int
 	allBackups bool
@@ -189,7 +189,7 @@ func (m *staticMap) Update(i int, s Server) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if i < 0 || i >= len(m.servers) || m.servers[i].Weight < 0 {
+	if i < 0 || i >= len(m.servers) {
 		return ErrIndex
 	}
 	if s.Weight != 0 && s.Weight != m.iweight[i] {

@@ -308,3 +308,37 @@ func TestConcurrentUpdates(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// Picks racing to fill a table one slot at a time leave it equal to one
+// SWRR period, and never read a slot being written (-race).
+func TestVNSWRRConcurrentFill(t *testing.T) {
+	ws := make([]int, 60)
+	for i := range ws {
+		ws[i] = 1 + (i*7)%5
+	}
+	p := mustNew(t, Config{Balance: Balance{Algo: VNSWRR, MaxInit: 1}, Servers: weights(ws...), Shards: 4})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 400 {
+				if i := p.Pick(Key{Shard: g}, -1); i < 0 || i >= len(ws) {
+					t.Errorf("picked %d", i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	tab := p.(*vnswrr).gen.Load().act
+	for tab.filled.Load() < int64(len(tab.slots)) {
+		p.Pick(Key{}, -1)
+	}
+	period := swrrPeriod(ws)
+	for k, s := range tab.slots {
+		if int(s) != period[k] {
+			t.Fatalf("slot %d holds %d, SWRR says %d", k, s, period[k])
+		}
+	}
+}
