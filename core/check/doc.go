@@ -16,11 +16,18 @@
 //	rules.go    rule and ruleset types
 //	parse.go    tcp-check / http-check rule parsers
 //	backend.go  per-backend check configuration (options, inheritance, finalize)
+//	protocols.go the shared protocol rulesets and their custom expects
 //	exec.go     the executor: one probe, one Outcome
+//	httpresp.go HTTP/1.x response parsing and http-check expects
 //	agent.go    agent reply parsing
-//	health.go   rise/fall state machine, intervals, observe
-//	logtext.go  HAProxy's log line texts
+//	health.go   rise/fall state machine, intervals, observe, Reporter
+//	server.go   server check keywords (ServerOptions)
+//	logtext.go  HAProxy's log line and stats texts
 //	sched.go    per-server probing goroutines
+//
+// Concurrency: a Server's mutex guards the state of both its checks. Each
+// configured check has one goroutine in the Scheduler, so at most one probe
+// per check is in flight; a probe holds no lock while it does I/O.
 //
 // The package imports nothing of goha: servers are reached through the
 // Reporter interface, and configuration arrives as already tokenized words.

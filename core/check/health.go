@@ -300,7 +300,7 @@ func newCheck(s *Server, set Settings, agent bool) *Check {
 	return c
 }
 
-// Agent reports whether this is the agent check.
+// IsAgent reports whether this is the agent check.
 func (c *Check) IsAgent() bool { return c.agent }
 
 // Snapshot returns the check's state for stats.
@@ -440,8 +440,8 @@ func (s *Server) SetOpState(op OpState) {
 	s.mu.Unlock()
 }
 
-// interval returns the delay to the next probe (HAProxy srv_getinter).
-// s.mu must be held.
+// intervalLocked returns the delay to the next probe (HAProxy
+// srv_getinter). c.srv.mu must be held.
 func (c *Check) intervalLocked() time.Duration {
 	if c.health == c.set.Rise+c.set.Fall-1 {
 		return c.set.Inter
@@ -466,7 +466,7 @@ func (c *Check) Interval() time.Duration {
 }
 
 // applyLocked updates the status and the rise/fall counter from an
-// outcome, as HAProxy's set_server_check_status. s.mu must be held.
+// outcome, as HAProxy's set_server_check_status. c.srv.mu must be held.
 func (c *Check) applyLocked(o Outcome) Report {
 	prev := c.status
 	c.status, c.code, c.desc, c.duration = o.Status, o.Code, o.Desc, o.Duration
@@ -512,6 +512,7 @@ func (c *Check) applyLocked(o Outcome) Report {
 }
 
 // verdictLocked mirrors check_notify_failure/success/stopping.
+// c.srv.mu must be held.
 func (c *Check) verdictLocked(st Status) Verdict {
 	s := c.srv
 	okLocked := func() bool {
@@ -625,8 +626,8 @@ func (s *Server) SetObserve(o Observe, errorLimit int, onError OnError) {
 	s.mu.Unlock()
 }
 
-// target builds the probe target from the current settings. s.mu must be
-// held.
+// targetLocked builds the probe target from the current settings.
+// c.srv.mu must be held.
 func (c *Check) targetLocked() (*Rules, Target) {
 	s := c.srv
 	t := Target{Addr: s.addr, Port: s.port, CheckAddr: c.set.Addr, CheckPort: c.set.Port,
