@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Default limits; Options overrides them.
@@ -183,19 +185,29 @@ func (c *Conn) readReply() ([]byte, error) {
 
 // Alive reports whether the server still has the connection open, without
 // waiting: a server restarted, or one whose idle timeout expired, has closed
-// it, and a command sent now would be lost.
+// it, and a command sent now would be lost. It peeks at the socket rather
+// than reading with a deadline, which a busy machine can let expire before
+// the read is even tried.
 func (c *Conn) Alive() bool {
-	// An expired deadline would fail the read before it looks at the
-	// socket; a short one lets it see a pending end of stream.
-	if err := c.c.SetReadDeadline(time.Now().Add(time.Millisecond)); err != nil {
+	sc, ok := c.c.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
 		return false
 	}
-	n, err := c.c.Read(c.buf[:1])
-	if n > 0 {
-		// Unsolicited bytes: the session is out of step.
-		return false
-	}
-	return isTimeout(err)
+	alive := false
+	err = rc.Read(func(fd uintptr) bool {
+		var b [1]byte
+		_, _, rerr := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		// Nothing to read yet: the session is idle and open. End of
+		// stream, an error, or unsolicited bytes (the session would be out
+		// of step) all mean the connection is done for.
+		alive = rerr == unix.EAGAIN
+		return true
+	})
+	return err == nil && alive
 }
 
 // Close ends the session politely, then closes the connection.

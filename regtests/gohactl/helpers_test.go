@@ -104,7 +104,14 @@ func startHAProxy(t *testing.T) *haproxy {
 	dir := t.TempDir()
 	h := &haproxy{t: t, dir: dir, sock: filepath.Join(dir, "s"), mapf: filepath.Join(dir, "m.map")}
 	h.cfg = filepath.Join(dir, "haproxy.cfg")
-	cfg := fmt.Sprintf(`global
+	if err := os.WriteFile(h.mapf, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The probed port may be taken by someone else before haproxy binds
+	// it; another port is then tried.
+	var err error
+	for try := 0; try < 3; try++ {
+		cfg := fmt.Sprintf(`global
     stats socket %s level admin
     stats timeout 1m
 defaults
@@ -122,18 +129,28 @@ backend web
 backend api
     server a1 127.0.0.1:1
 `, h.sock, freePort(t), h.mapf)
-	if err := os.WriteFile(h.cfg, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
+		if err := os.WriteFile(h.cfg, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err = h.tryStart(bin); err == nil {
+			t.Cleanup(h.stop)
+			return h
+		}
 	}
-	if err := os.WriteFile(h.mapf, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h.start(bin)
-	t.Cleanup(h.stop)
-	return h
+	t.Fatal(err)
+	return nil
 }
 
 func (h *haproxy) start(bin string) {
+	h.t.Helper()
+	if err := h.tryStart(bin); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// tryStart starts the process and waits for its stats socket; it returns
+// an error, with the process's output, if the process exits first.
+func (h *haproxy) tryStart(bin string) error {
 	h.t.Helper()
 	os.Remove(h.sock)
 	h.log.Reset()
@@ -149,19 +166,26 @@ func (h *haproxy) start(bin string) {
 		cmd.Wait()
 		close(exited)
 	}()
-	eventually(h.t, 5*time.Second, "the stats socket of "+bin, func() bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
 		select {
 		case <-exited:
-			h.t.Fatalf("%s exited: %s", bin, h.log.String())
+			h.cmd = nil
+			return fmt.Errorf("%s exited: %s", bin, h.log.String())
 		default:
 		}
-		c, err := net.Dial("unix", h.sock)
-		if err != nil {
-			return false
+		if c, err := net.Dial("unix", h.sock); err == nil {
+			c.Close()
+			return nil
 		}
-		c.Close()
-		return true
-	})
+		if time.Now().After(deadline) {
+			h.cmd.Process.Kill()
+			<-exited
+			h.cmd = nil
+			return fmt.Errorf("no stats socket from %s within 5s: %s", bin, h.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (h *haproxy) stop() {
