@@ -190,6 +190,7 @@ type srvRuntime struct {
 
 // pxRuntimeState is what a proxy needs at run time beyond model.go.
 type pxRuntimeState struct {
+	mu         sync.Mutex   // serialises updateBackendState
 	lastChange atomic.Int64 // unix second of the backend's last up/down change
 	up         atomic.Bool
 	chkDown    atomic.Int64 // up to down transitions
@@ -315,6 +316,8 @@ func (p *Proxy) updateBackendState() {
 		return
 	}
 	pr := pxRuntime(p)
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
 	up := backendUp(p)
 	if pr.up.Load() == up {
 		return

@@ -227,6 +227,12 @@ func (s *session) readPayload() (string, bool) {
 		if ln == "" {
 			return b.String(), true
 		}
+		// The payload must fit in one buffer, as the command line does.
+		if b.Len()+len(ln) >= s.r.Size() {
+			s.w.WriteString(tooBig)
+			s.flush()
+			return "", false
+		}
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}

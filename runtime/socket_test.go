@@ -194,6 +194,20 @@ func TestBadClients(t *testing.T) {
 		t.Errorf("long line: %q", b)
 	}
 
+	// So does a payload that would not fit in a buffer.
+	c = ts.dial(t)
+	go func() {
+		io.WriteString(c, "show version <<\n")
+		for i := 0; i < 100; i++ {
+			io.WriteString(c, strings.Repeat("p", 1000)+"\n")
+		}
+	}()
+	b, _ = io.ReadAll(c)
+	c.Close()
+	if string(b) != tooBig {
+		t.Errorf("long payload: %q", b)
+	}
+
 	// A 16000-byte line still fits, as in 2.6.
 	if out := ts.send(t, LevelAdmin, "get weight be1/s2"+strings.Repeat(" ", 16000)+"\n"); out != "50 (initial 50)\n\n" {
 		t.Errorf("16 kB line: %q", out)
