@@ -16,7 +16,7 @@ type Body struct {
 	N      int64 // bytes of body (framing included) scanned so far, for byte counters
 
 	// MaxLine bounds a chunk-size line and the whole trailer block; zero
-	// means DefaultMaxHead. HAProxy bounds them by its buffer.
+	// means DefaultMaxHTX. HAProxy bounds them by its buffer.
 	MaxLine int
 
 	st     chunkState
@@ -116,7 +116,7 @@ func (b *Body) maxLine() int {
 	if b.MaxLine > 0 {
 		return b.MaxLine
 	}
-	return DefaultMaxHead
+	return DefaultMaxHTX
 }
 
 func (b *Body) scanChunked(p []byte) (int, bool, error) {

@@ -2,15 +2,28 @@ package http1
 
 import "bytes"
 
-// Defaults matching HAProxy 2.6: tune.bufsize 16384 minus the
-// tune.maxrewrite reserve of 1024, and tune.http.maxhdr 101, which holds 100
-// header fields plus the end-of-headers marker.
+// Defaults matching HAProxy 2.6: tune.bufsize 16384, tune.maxrewrite 1024,
+// and tune.http.maxhdr 101, which holds 100 header fields plus the
+// end-of-headers marker.
+//
+// HAProxy limits a head twice: the raw bytes must fit in the input buffer
+// (DefaultMaxHead), and the head converted to its internal HTX form must
+// fit in the buffer less the HTX header and the maxrewrite reserve
+// (DefaultMaxHTX). The HTX size is estimated as HAProxy does: 28 bytes plus
+// the three start-line parts, 8 bytes plus name and value per field, and 9
+// for the end of headers.
 const (
 	DefaultBufSize    = 16384
 	DefaultMaxRewrite = 1024
-	DefaultMaxHead    = DefaultBufSize - DefaultMaxRewrite
+	DefaultMaxHead    = DefaultBufSize
+	DefaultMaxHTX     = DefaultBufSize - htxHeaderSize - DefaultMaxRewrite
 	DefaultMaxFields  = 100
+
+	htxHeaderSize = 48 // sizeof(struct htx) on 64-bit builds
 )
+
+// MaxHTXFor returns the HTX limit for a tune.bufsize and tune.maxrewrite.
+func MaxHTXFor(bufsize, maxrewrite int) int { return bufsize - htxHeaderSize - maxrewrite }
 
 // Method is a request method known to the proxy; anything else is
 // MethodOther and its bytes are in Head.MethodBytes.
@@ -124,10 +137,12 @@ type field struct {
 // A Head is owned by one connection (or one event-loop slot) and is not safe
 // for concurrent use.
 type Head struct {
-	// Limits; zero means the default. MaxSize is the largest head, in
-	// bytes (HAProxy: tune.bufsize - tune.maxrewrite). MaxFields is the
+	// Limits; zero means the default. MaxSize is the largest raw head in
+	// bytes (HAProxy: tune.bufsize). MaxHTX bounds HAProxy's estimate of
+	// the head's internal size (see DefaultMaxHTX). MaxFields is the
 	// largest number of header fields (HAProxy: tune.http.maxhdr - 1).
 	MaxSize   int
+	MaxHTX    int
 	MaxFields int
 
 	Flags         Flags
@@ -156,6 +171,29 @@ func (h *Head) maxSize() int {
 		return h.MaxSize
 	}
 	return DefaultMaxHead
+}
+
+func (h *Head) maxHTX() int {
+	if h.MaxHTX > 0 {
+		return h.MaxHTX
+	}
+	return DefaultMaxHTX
+}
+
+// htxSize is HAProxy's h1_eval_htx_size for the parsed head.
+func (h *Head) htxSize() int {
+	sz := 8 + 20 + 9
+	if h.resp {
+		sz += int(h.version.n + h.code.n + h.reason.n)
+	} else {
+		sz += int(h.method.n + h.uri.n + h.version.n)
+	}
+	for i := range h.fields {
+		if f := &h.fields[i]; !f.drop {
+			sz += 8 + int(f.name.n+f.value.n)
+		}
+	}
+	return sz
 }
 
 func (h *Head) maxFields() int {

@@ -547,6 +547,9 @@ func (h *Head) finish() error {
 			return h.fail(ErrTransferEncoding, eoh)
 		}
 	}
+	if h.htxSize() > h.maxHTX() {
+		return h.fail(ErrTooLarge, eoh)
+	}
 	other := h.Flags&flagTEOther != 0
 	h.Flags &^= flagTEOther | flagTEChunkedSeen
 	if h.resp {

@@ -71,6 +71,13 @@ var requestVectors = []struct {
 	{"101-fields", "GET /ok HTTP/1.1\r\n" + fields(101) + "\r\n", 400},
 	{"101-fields-one-merged", "GET /ok HTTP/1.1\r\nHost: a\r\n" + fields(99) + "Host: a\r\n\r\n", 0},
 	{"102-fields-one-merged", "GET /ok HTTP/1.1\r\nHost: a\r\n" + fields(100) + "Host: a\r\n\r\n", 400},
+	{"head-at-htx-limit", "GET /ok HTTP/1.1\r\nX: " + strings.Repeat("a", 15252) + "\r\n\r\n", 0},
+	{"head-over-htx-limit", "GET /ok HTTP/1.1\r\nX: " + strings.Repeat("a", 15253) + "\r\n\r\n", 400},
+	// HTX estimate: 37 + 14 for the request line, 95 * (8+11+140) for the
+	// long fields, 8+1+W for Y: the limit 15312 is met at W = 147.
+	{"many-fields-at-htx-limit", "GET /ok HTTP/1.1\r\n" + strings.Repeat("X-Long-Name: "+strings.Repeat("v", 140)+"\r\n", 95) + "Y: " + strings.Repeat("w", 147) + "\r\n\r\n", 0},
+	{"many-fields-over-htx-limit", "GET /ok HTTP/1.1\r\n" + strings.Repeat("X-Long-Name: "+strings.Repeat("v", 140)+"\r\n", 95) + "Y: " + strings.Repeat("w", 148) + "\r\n\r\n", 400},
+	{"blanks-inflate-raw", "GET /ok HTTP/1.1\r\nX:" + strings.Repeat(" ", 8000) + "a" + strings.Repeat(" ", 8000) + "\r\n\r\n", 0},
 	{"head-15000", "GET /ok HTTP/1.1\r\nX: " + strings.Repeat("a", 15000-25) + "\r\n\r\n", 0},
 	{"head-15400", "GET /ok HTTP/1.1\r\nX: " + strings.Repeat("a", 15400-25) + "\r\n\r\n", 400},
 	{"uri-20000", "GET /" + strings.Repeat("a", 20000) + " HTTP/1.1\r\n\r\n", 400},
