@@ -38,6 +38,9 @@ func gohaPath(t *testing.T) string {
 // protocol.
 func TestAgainstGoha(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds goha; skipped in -short mode")
+	}
 	bin := gohaPath(t)
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "s")
