@@ -105,30 +105,16 @@ func fromConfig(t *testing.T, be, srv []string, served func(int) int) (Picker, C
 	return p, c
 }
 
-// keyOf computes the pick key of r as the core would.
+// keyOf computes the pick key of r as the core does.
 func keyOf(c *Config, r req) Key {
-	b := &c.Balance
-	switch b.Algo {
-	case Source:
+	if c.Balance.Algo == Source {
 		// Every test request comes from 127.0.0.1.
-		return Key{Hash: SourceHash([]byte{127, 0, 0, 1}, c.Hash), HasHash: true}
-	case URI:
-		return Key{Hash: c.Hash.Sum(URIKey([]byte(r.path), b)), HasHash: true}
-	case URLParam:
-		if v, ok := FindURLParam([]byte(r.path), b.Param); ok {
-			return Key{Hash: c.Hash.Sum(v), HasHash: true}
-		}
-	case Hdr:
-		v := r.hdr[b.Header]
-		if v == "" {
-			break
-		}
-		if b.DomainOnly {
-			return Key{Hash: c.Hash.Sum(HostDomain([]byte(v))), HasHash: true}
-		}
-		return Key{Hash: c.Hash.Sum([]byte(v)), HasHash: true}
+		return c.Key(&Request{Src: []byte{127, 0, 0, 1}})
 	}
-	return Key{}
+	return c.Key(&Request{
+		URI:    []byte(r.path),
+		Header: func(name string) []byte { return []byte(r.hdr[http.CanonicalHeaderKey(name)]) },
+	})
 }
 
 // applyCLI mirrors a stats-socket command on the picker.
@@ -285,11 +271,16 @@ func TestHashingMatchesHAProxy(t *testing.T) {
 		for i := range 30 {
 			st.reqs = append(st.reqs, req{path: "/", hdr: map[string]string{"X-Key": fmt.Sprintf("k%d", i*17)}})
 		}
-		st.reqs = append(st.reqs, req{path: "/"}, req{path: "/"})
+		st.reqs = append(st.reqs, req{path: "/"}, req{path: "/"},
+			req{path: "/", hdr: map[string]string{"X-Key": "k17, k34"}},
+			req{path: "/", hdr: map[string]string{"X-Key": " \"a,b\" , c"}},
+			req{path: "/", hdr: map[string]string{"X-Key": ", k34"}},
+			req{path: "/", hdr: map[string]string{"X-Key": "k34 ,"}})
 		compare(t, []string{"balance hdr(X-Key)", "hash-type consistent wt6"}, srv, []step{st})
 		var hosts step
 		for i := range 20 {
 			hosts.reqs = append(hosts.reqs, req{path: "/", hdr: map[string]string{"Host": fmt.Sprintf("www.site%d.example", i)}})
+			hosts.reqs = append(hosts.reqs, req{path: "/", hdr: map[string]string{"Host": fmt.Sprintf("site%d.example:8080", i)}})
 		}
 		compare(t, []string{"balance hdr(Host) use_domain_only"}, srv, []step{hosts})
 	})

@@ -130,3 +130,83 @@ func HostDomain(v []byte) []byte {
 	start := bytes.LastIndexByte(v[:last], '.') + 1
 	return v[start:last]
 }
+
+// HeaderValue returns the first element of a header field value, as
+// "balance hdr" hashes it: up to the first comma outside double quotes,
+// without surrounding blanks.
+func HeaderValue(v []byte) []byte {
+	for len(v) > 0 && isLWS(v[0]) {
+		v = v[1:]
+	}
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c == ',':
+			v = v[:i]
+		}
+	}
+	for len(v) > 0 && isLWS(v[len(v)-1]) {
+		v = v[:len(v)-1]
+	}
+	return v
+}
+
+func isLWS(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// Request is what the hashing algorithms may look at in a request.
+type Request struct {
+	// Src is the client's address: 4 bytes (IPv4) or 16 (IPv6).
+	Src []byte
+	// URI is the request target as received.
+	URI []byte
+	// Header returns the value of the first field with that name
+	// (case-insensitive), nil when there is none.
+	Header func(name string) []byte
+	// Post tells a POST request; Body is the part of its body already
+	// received, searched by url_param when the query string lacks the
+	// parameter.
+	Post bool
+	Body []byte
+}
+
+// Key computes the pick key of r for c's algorithm and hash type, with
+// HasHash false when the hashed input is missing so that the pick falls back
+// to round robin, as HAProxy does. Shard is left to the caller.
+func (c *Config) Key(r *Request) Key {
+	b := &c.Balance
+	switch b.Algo {
+	case Source:
+		if len(r.Src) == 4 || len(r.Src) == 16 {
+			return Key{Hash: SourceHash(r.Src, c.Hash), HasHash: true}
+		}
+	case URI:
+		return Key{Hash: c.Hash.Sum(URIKey(r.URI, b)), HasHash: true}
+	case URLParam:
+		v, ok := FindURLParam(r.URI, b.Param)
+		if !ok && r.Post {
+			// HAProxy 2.6 looks in the body of every POST, with or
+			// without check_post.
+			v, ok = FindPostParam(r.Body, b.Param)
+		}
+		if ok {
+			return Key{Hash: c.Hash.Sum(v), HasHash: true}
+		}
+	case Hdr:
+		if r.Header == nil {
+			break
+		}
+		v := HeaderValue(r.Header(b.Header))
+		if len(v) == 0 {
+			break
+		}
+		if b.DomainOnly {
+			v = HostDomain(v)
+		}
+		return Key{Hash: c.Hash.Sum(v), HasHash: true}
+	}
+	return Key{}
+}

@@ -260,6 +260,67 @@ func FuzzKeyHelpers(f *testing.F) {
 		v, _ = FindPostParam(in, name)
 		within(v)
 		within(HostDomain(in))
+		within(HeaderValue(in))
 		_ = SourceHash(in, HashType{Avalanche: true})
 	})
+}
+
+func TestHeaderValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"a":             "a",
+		"  a , b":       "a",
+		`"x,y", z`:      `"x,y"`,
+		`"x\",y", z`:    `"x\",y"`,
+		", b":           "",
+		"\t k \t":       "k",
+		"":              "",
+		`"unterminated`: `"unterminated`,
+	} {
+		if got := string(HeaderValue([]byte(in))); got != want {
+			t.Errorf("%q: got %q want %q", in, got, want)
+		}
+	}
+}
+
+func TestConfigKey(t *testing.T) {
+	h := HashType{Func: DJB2}
+	hdr := func(name string) []byte {
+		if name == "X-User" {
+			return []byte(" bob , carol")
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		b    Balance
+		r    Request
+		want []byte // hashed input; nil: no hash
+	}{
+		{Balance{Algo: URI}, Request{URI: []byte("/a?b")}, []byte("/a")},
+		{Balance{Algo: URLParam, Param: "id"}, Request{URI: []byte("/a?id=7")}, []byte("7")},
+		{Balance{Algo: URLParam, Param: "id"}, Request{URI: []byte("/a"), Post: true, Body: []byte("id=9")}, []byte("9")},
+		{Balance{Algo: URLParam, Param: "id"}, Request{URI: []byte("/a"), Body: []byte("id=9")}, nil},
+		{Balance{Algo: Hdr, Header: "X-User"}, Request{Header: hdr}, []byte("bob")},
+		{Balance{Algo: Hdr, Header: "X-Other"}, Request{Header: hdr}, nil},
+		{Balance{Algo: Hdr, Header: "X-User"}, Request{}, nil},
+		{Balance{Algo: RoundRobin}, Request{URI: []byte("/")}, nil},
+	} {
+		c := Config{Balance: tc.b, Hash: h}
+		k := c.Key(&tc.r)
+		if tc.want == nil {
+			if k.HasHash {
+				t.Errorf("%+v: hash where none was expected", tc.b)
+			}
+			continue
+		}
+		if !k.HasHash || k.Hash != DJB2(tc.want) {
+			t.Errorf("%+v: key %+v, want the hash of %q", tc.b, k, tc.want)
+		}
+	}
+	c := Config{Balance: Balance{Algo: Source}}
+	if k := c.Key(&Request{Src: []byte{1, 2, 3, 4}}); !k.HasHash || k.Hash != 0x01020304 {
+		t.Errorf("source: %+v", k)
+	}
+	if k := c.Key(&Request{Src: []byte{1, 2}}); k.HasHash {
+		t.Error("source with a bad address hashed")
+	}
 }
