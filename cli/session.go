@@ -19,7 +19,8 @@ const (
 
 // Session keeps one prompt-mode connection across commands and reconnects
 // when the server has gone away: after a restart, or after the server's
-// idle timeout ("stats timeout", 10s by default) has closed it.
+// idle timeout ("stats timeout", 10s by default) has closed it. Not safe
+// for concurrent use, except Abort and Interrupt.
 type Session struct {
 	Opts Options
 	// Notice receives one-line messages about the connection (lost,
