@@ -134,6 +134,7 @@ func ErrorReply(status int) *Reply { return errorReplys[status] }
 func NewReply(raw []byte) (*Reply, error) {
 	var h Head
 	h.MaxSize = len(raw) + 1
+	h.MaxHTX = 1 << 30 // errorfiles are bounded by tune.bufsize alone
 	buf := append([]byte(nil), raw...)
 	n, err := h.ParseResponse(buf, MethodGET)
 	if err != nil || n == 0 {
