@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -693,4 +694,22 @@ func (c *Check) probeOnce(ctx context.Context) bool {
 		s.reporter.CheckResult(rep)
 	}
 	return true
+}
+
+// StatColumns returns the `show stat` columns of a check, empty where
+// HAProxy prints nothing: check_status (or agent_status, "* " while a probe
+// runs), check_code, check_duration (ms), check_desc and last_chk (or
+// last_agt). Nothing is shown for a disabled or paused check.
+func (s CheckState) StatColumns(agent bool) (status, code, duration, desc, last string) {
+	if !s.Shown() {
+		return
+	}
+	status = StatName(s.Status, s.State&StInProgress != 0)
+	if s.Status.HasCode() {
+		code = strconv.Itoa(s.Code)
+	}
+	if agent || s.Status >= StatusChecked {
+		duration = strconv.FormatInt(s.Duration.Milliseconds(), 10)
+	}
+	return status, code, duration, s.Status.Desc(), s.Desc
 }

@@ -201,3 +201,23 @@ func TestMaint(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 }
+
+func TestStatColumns(t *testing.T) {
+	s := NewServer(ServerConfig{Health: &Settings{}, Agent: &Settings{}}, nil)
+	st, code, dur, desc, last := s.Health.Snapshot().StatColumns(false)
+	if st != "INI" || code != "" || dur != "" || desc != "Initializing" || last != "" {
+		t.Fatalf("%q %q %q %q %q", st, code, dur, desc, last)
+	}
+	apply(s.Health, Outcome{Status: StatusL7Sts, Code: 503, Desc: "Service Unavailable", Duration: 3 * time.Millisecond})
+	st, code, dur, desc, last = s.Health.Snapshot().StatColumns(false)
+	if st != "L7STS" || code != "503" || dur != "3" || desc != "Layer7 wrong status" || last != "Service Unavailable" {
+		t.Fatalf("%q %q %q %q %q", st, code, dur, desc, last)
+	}
+	s.EnterMaint()
+	if st, _, _, _, _ := s.Health.Snapshot().StatColumns(false); st != "" {
+		t.Fatal("paused check shown")
+	}
+	if st, _, dur, _, _ := s.Agent.Snapshot().StatColumns(true); st != "INI" || dur != "0" {
+		t.Fatalf("agent %q %q", st, dur)
+	}
+}
