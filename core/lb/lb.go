@@ -68,9 +68,11 @@ type Picker interface {
 	Add(i int, s Server) error
 	// Remove forgets server i. Other indices do not move.
 	Remove(i int) error
-	// Take and Drop tell connection-based algorithms that server i's
-	// served count (as reported by Config.Served) has just gone up or
-	// down. Others ignore them.
+	// Take and Drop tell the picker that server i's served count (as
+	// Config.Served reports it) has just gone up or down; call them for
+	// every connection. leastconn requeues the server, consistent hashing
+	// counts the backend's load for hash-balance-factor, the others
+	// ignore them.
 	Take(i int)
 	Drop(i int)
 	// Dynamic reports whether run-time weights other than 0 and the
