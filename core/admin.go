@@ -139,6 +139,23 @@ func InitRuntimeState(c *Config) {
 	for _, p := range c.Proxies {
 		for _, s := range p.Servers {
 			s.initRuntime()
+			if s.Track == "" {
+				continue
+			}
+			be, sv := p.Name, s.Track
+			if i := strings.IndexByte(sv, '/'); i >= 0 {
+				be, sv = sv[:i], sv[i+1:]
+			}
+			if _, t := c.FindServerRef(be, sv); t != nil && t != s {
+				tr := t.rt()
+				tr.mu.Lock()
+				tr.trackers = append(tr.trackers, s)
+				tr.mu.Unlock()
+				r := s.rt()
+				r.mu.Lock()
+				r.trackedSrv = t
+				r.mu.Unlock()
+			}
 		}
 		if p.IsBackend() {
 			pr := pxRuntime(p)
@@ -185,6 +202,8 @@ type srvRuntime struct {
 	agentUp    bool
 	agentSet   bool
 	agentAvail bool
+	trackers   []*Server   // servers whose track names this one
+	trackedSrv *Server     // the server this one tracks
 	fresh      atomic.Bool // dynamic server unchanged since add server
 }
 
@@ -353,15 +372,79 @@ func (p *Proxy) BackendState() (up bool, lastChange, chkDown, downTime int64) {
 // `enable server`). A checked server comes back running with health at
 // rise, so that the first failed check takes it down again.
 func (s *Server) SetReady() {
+	s.clrAdminFlag(AdminFDrain)
+	s.clrAdminFlag(AdminFMaint)
+}
+
+// SetDrain puts s in forced drain: it keeps its sessions and persistent
+// clients but gets no new load-balanced traffic.
+func (s *Server) SetDrain() {
+	s.setAdminFlag(AdminFDrain)
+	s.clrAdminFlag(AdminFMaint)
+}
+
+// SetMaint puts s in forced maintenance: stopped, checks paused. Hooks must
+// flush its idle connections.
+func (s *Server) SetMaint() {
+	s.setAdminFlag(AdminFMaint)
+	s.clrAdminFlag(AdminFDrain)
+}
+
+// inherited is the flag that servers tracking s get for a change of mode.
+func inherited(mode uint32) uint32 {
+	if mode&AdminMaint != 0 {
+		return AdminIMaint
+	}
+	return AdminIDrain
+}
+
+// setAdminFlag sets mode on s and the inherited flag on every server that
+// tracks it, recursively, as HAProxy's srv_set_admin_flag.
+func (s *Server) setAdminFlag(mode uint32) {
 	s.mu.Lock()
 	old := s.admin.Load()
-	s.admin.Store(old &^ (AdminFMaint | AdminFDrain))
-	if old&AdminMaint != 0 && s.admin.Load()&AdminMaint == 0 {
+	n := old | mode
+	s.admin.Store(n)
+	if old&AdminMaint == 0 && n&AdminMaint != 0 {
+		s.op.Store(OpStopped)
+		s.Health.Store(0)
+		if cs := s.CheckState.Load(); cs&ChkStEnabled != 0 {
+			s.CheckState.Store(cs | ChkStPaused)
+		}
+		if as := s.AgentState.Load(); as&ChkStEnabled != 0 {
+			s.AgentState.Store(as | ChkStPaused)
+		}
+	}
+	s.mu.Unlock()
+	if old == n {
+		return
+	}
+	s.stateChanged(SrvEvState)
+	for _, t := range s.trackers() {
+		t.setAdminFlag(inherited(mode))
+	}
+}
+
+// clrAdminFlag clears mode on s and, unless s stays in that kind of state
+// for another reason, the inherited flag on its trackers.
+func (s *Server) clrAdminFlag(mode uint32) {
+	s.mu.Lock()
+	old := s.admin.Load()
+	n := old &^ mode
+	s.admin.Store(n)
+	if old&AdminMaint != 0 && n&AdminMaint == 0 {
 		s.leaveMaintLocked()
 	}
 	s.mu.Unlock()
-	if old != s.admin.Load() {
-		s.stateChanged(SrvEvState)
+	if old == n {
+		return
+	}
+	s.stateChanged(SrvEvState)
+	if (mode&AdminMaint != 0 && n&AdminMaint != 0) || (mode&AdminDrainMask != 0 && n&AdminDrainMask != 0) {
+		return
+	}
+	for _, t := range s.trackers() {
+		t.clrAdminFlag(inherited(mode))
 	}
 }
 
@@ -381,45 +464,48 @@ func (s *Server) leaveMaintLocked() {
 	if checked {
 		s.Health.Store(int32(s.Rise))
 	}
-	s.op.Store(OpRunning)
-}
-
-// SetDrain puts s in forced drain: it keeps its sessions and persistent
-// clients but gets no new load-balanced traffic.
-func (s *Server) SetDrain() {
-	s.mu.Lock()
-	old := s.admin.Load()
-	n := (old &^ AdminFMaint) | AdminFDrain
-	s.admin.Store(n)
-	if old&AdminMaint != 0 && n&AdminMaint == 0 {
-		s.leaveMaintLocked()
-	}
-	s.mu.Unlock()
-	if old != n {
-		s.stateChanged(SrvEvState)
+	// A tracking server follows the server it tracks.
+	switch t := s.tracked(); {
+	case t != nil && t.op.Load() == OpStopped:
+	case t != nil && t.op.Load() == OpStopping:
+		s.op.Store(OpStopping)
+	default:
+		s.op.Store(OpRunning)
 	}
 }
 
-// SetMaint puts s in forced maintenance: stopped, checks paused. Hooks must
-// flush its idle connections.
-func (s *Server) SetMaint() {
+// trackers lists the servers whose `track` names s.
+func (s *Server) trackers() []*Server {
+	r := s.rt()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.trackers
+}
+
+func (s *Server) tracked() *Server {
+	r := s.rt()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.trackedSrv
+}
+
+// SetOperational changes the operational state as a check verdict does
+// (OpRunning, OpStopping or OpStopped), unless s is in maintenance, and
+// passes it on to the servers tracking s. The check package reports
+// through it.
+func (s *Server) SetOperational(op uint32) {
 	s.mu.Lock()
-	old := s.admin.Load()
-	n := (old | AdminFMaint) &^ AdminFDrain
-	s.admin.Store(n)
-	if old&AdminMaint == 0 {
-		s.op.Store(OpStopped)
-		s.Health.Store(0)
-		if cs := s.CheckState.Load(); cs&ChkStEnabled != 0 {
-			s.CheckState.Store(cs | ChkStPaused)
-		}
-		if as := s.AgentState.Load(); as&ChkStEnabled != 0 {
-			s.AgentState.Store(as | ChkStPaused)
-		}
+	changed := false
+	if s.admin.Load()&AdminMaint == 0 && s.op.Load() != op {
+		s.op.Store(op)
+		changed = true
 	}
 	s.mu.Unlock()
-	if old != n {
+	if changed {
 		s.stateChanged(SrvEvState)
+	}
+	for _, t := range s.trackers() {
+		t.SetOperational(op)
 	}
 }
 
@@ -436,25 +522,19 @@ func (s *Server) SetHealth(h int) error {
 	if s.Track != "" {
 		return ErrTrackingServer
 	}
-	s.mu.Lock()
 	switch h {
 	case HealthUp:
 		s.Health.Store(int32(s.Rise + s.Fall - 1))
-		if s.admin.Load()&AdminMaint == 0 {
-			s.op.Store(OpRunning)
-		}
+		s.SetOperational(OpRunning)
 	case HealthStopping:
 		// HAProxy counts a server forced to stopping as fully checked.
 		s.Health.Store(int32(s.Rise + s.Fall - 1))
-		if s.admin.Load()&AdminMaint == 0 {
-			s.op.Store(OpStopping)
-		}
+		s.SetOperational(OpStopping)
 	case HealthDown:
 		s.Health.Store(0)
-		s.op.Store(OpStopped)
+		s.SetOperational(OpStopped)
 	}
-	s.mu.Unlock()
-	s.stateChanged(SrvEvState)
+	s.touch()
 	return nil
 }
 
@@ -463,16 +543,12 @@ func (s *Server) SetAgent(up bool) error {
 	if s.AgentState.Load()&ChkStEnabled == 0 {
 		return ErrNoAgent
 	}
-	s.mu.Lock()
 	if up {
-		if s.admin.Load()&AdminMaint == 0 && s.Health.Load() > 0 {
-			s.op.Store(OpRunning)
-		}
+		s.SetOperational(OpRunning)
 	} else {
-		s.op.Store(OpStopped)
+		s.SetOperational(OpStopped)
 	}
-	s.mu.Unlock()
-	s.stateChanged(SrvEvState)
+	s.touch()
 	return nil
 }
 

@@ -71,7 +71,8 @@ func TestStateTransitions(t *testing.T) {
 		t.Errorf("ready: admin %d", a.AdminState())
 	}
 	// Hooks ran after each change, and saw it.
-	if len(log.evs) != 3 || usableAtHook[0] || usableAtHook[1] || !usableAtHook[2] {
+	// maint: 1 change; drain: set drain, leave maint; ready: leave drain.
+	if len(log.evs) != 4 || usableAtHook[0] || usableAtHook[1] || usableAtHook[2] || !usableAtHook[3] {
 		t.Errorf("hooks %v usable %v", log.evs, usableAtHook)
 	}
 	a.SetHealth(HealthDown)
@@ -220,4 +221,36 @@ func FuzzParseWeight(f *testing.F) {
 			t.Fatalf("%q: weight %d accepted by a static backend", in, w)
 		}
 	})
+}
+
+func TestTrackPropagation(t *testing.T) {
+	c := adminConf(t)
+	_, a := c.FindServerRef("rr", "a")
+	_, tr := c.FindServerRef("rr", "t")
+	a.SetMaint()
+	if tr.AdminState() != AdminIMaint || tr.OpState() != OpStopped || tr.LBUsable() {
+		t.Errorf("tracked in maint: tracker admin %d op %d", tr.AdminState(), tr.OpState())
+	}
+	a.SetDrain()
+	if tr.AdminState() != AdminIDrain || tr.OpState() != OpRunning {
+		t.Errorf("tracked in drain: tracker admin %d op %d", tr.AdminState(), tr.OpState())
+	}
+	a.SetReady()
+	if tr.AdminState() != 0 || !tr.LBUsable() {
+		t.Errorf("tracked ready: tracker admin %d", tr.AdminState())
+	}
+	a.SetHealth(HealthDown)
+	if tr.OpState() != OpStopped {
+		t.Errorf("tracked down: tracker op %d", tr.OpState())
+	}
+	// Leaving maintenance while the tracked server is down keeps it down.
+	tr.SetMaint()
+	tr.SetReady()
+	if tr.OpState() != OpStopped {
+		t.Errorf("tracker left maint while tracked is down: op %d", tr.OpState())
+	}
+	a.SetHealth(HealthUp)
+	if tr.OpState() != OpRunning {
+		t.Errorf("tracked up: tracker op %d", tr.OpState())
+	}
 }

@@ -18,6 +18,8 @@ type Config struct {
 	// Sections that a feature handles on its own (ring, log-forward, peers,
 	// resolvers, userlist, ...), in order.
 	Sections []*config.Section
+	logging  *logState
+
 	// ParseAlerts counts the alerts raised while reading sections, before
 	// validation (HAProxy then says "Error(s) found in configuration file").
 	ParseAlerts int

@@ -23,7 +23,7 @@ type Global struct {
 	StatsSockets                 []StatsSocket
 	StatsTimeout                 time.Duration
 	StatsMaxConn                 int
-	Logs                         [][]string
+	Logs                         []LineDef
 	LogTag                       string
 	Hostname                     string
 	SpreadChecks                 int

@@ -185,25 +185,7 @@ var proxyKeywords = []Keyword{
 		}
 		return errf("'http-reuse' only supports 'never', 'safe', 'aggressive', 'always'")
 	}},
-	{Name: "log", Scope: scopeGlobal | scopeProxy, Parse: func(c *kwCtx, args []string) error {
-		if len(args) < 1 {
-			return errf("'log' expects either <address[:port]> and <facility> or 'global' as arguments.")
-		}
-		if c.neg {
-			c.p.NoLog, c.p.Logs, c.p.LogGlobal = true, nil, false
-			return nil
-		}
-		if c.p == nil {
-			c.g.Logs = append(c.g.Logs, args)
-			return nil
-		}
-		if args[0] == "global" {
-			c.p.LogGlobal = true
-			return nil
-		}
-		c.p.Logs = append(c.p.Logs, args)
-		return nil
-	}},
+	{Name: "log", Scope: scopeGlobal | scopeProxy, Parse: parseLogLine},
 	{Name: "log-format", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'log-format' expects a format string.")

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"goha/ring"
 	"net"
 	"strconv"
 	"sync"
@@ -171,12 +172,15 @@ func (proc *Process) logHTTP(si *streamInfo) {
 }
 
 func (proc *Process) wantsLog(fe *Proxy) bool {
-	return proc.LogOut != nil || proc.LogSink != nil
+	return proc.LogOut != nil || proc.LogSink != nil || len(fe.loggers) > 0
 }
 
 // emitLog hands a finished line to the sinks. LogSink, when set, gets the
 // message without a trailing newline (the logging layer frames it).
 func (proc *Process) emitLog(fe *Proxy, line []byte) {
+	if len(fe.loggers) > 0 {
+		fe.sendLog(line, ring.LevelInfo)
+	}
 	if proc.LogSink != nil {
 		proc.LogSink(fe, line)
 	}

@@ -10,6 +10,7 @@ import (
 	"goha/core/diag"
 	"goha/core/http1"
 	"goha/core/pool"
+	"goha/ring"
 )
 
 // Mode is a proxy's mode.
@@ -92,7 +93,7 @@ type ProxyConf struct {
 	LogTag           string
 	LogGlobal        bool
 	NoLog            bool
-	Logs             [][]string // `log` lines' words after the keyword
+	Logs             []LineDef // `log` lines' words after the keyword
 	SocketStats      bool
 	HTTPReuse        string   // never|safe|aggressive|always
 	Balance          []string // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
@@ -122,6 +123,12 @@ type Proxy struct {
 	ACLs           []*ACLDef
 	HTTPReqRules   []LineDef
 	HTTPRespRules  []LineDef
+
+	// loggers are the proxy's log targets (its own, and the global ones
+	// with `log global`), opened when the process starts; logMeta is the
+	// syslog header fields of its messages.
+	loggers ring.Loggers
+	logMeta ring.Meta
 
 	// Compiled at the end of the build.
 	useBE     []useBackendRule

@@ -17,6 +17,7 @@ import (
 	"goha/core"
 	"goha/core/config"
 	"goha/core/diag"
+	"goha/ring"
 )
 
 // features are the names `feature()` and -vv know.
@@ -71,6 +72,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !o.quiet || d.HasAlert() {
 		d.Print(stderr, pid)
 	}
+	// What start-up printed is kept for `show startup-logs`.
+	startup := ring.NewStartupLogs()
+	for _, x := range d.All() {
+		startup.Write([]byte(x.Line(pid)))
+	}
 	if d.HasAlert() {
 		fmt.Fprintf(stderr, "[ALERT]    (%d) : config : Fatal errors found in configuration.\n", pid)
 		return 1
@@ -105,7 +111,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if code, done := masterWorker(o, cfg, stderr); done {
 		return code
 	}
-	return serve(o, cfg, demo, stdout, stderr)
+	return serve(o, cfg, demo, startup, stdout, stderr)
 }
 
 func condOptions() config.Options {
@@ -191,7 +197,7 @@ func writePid(path string, pid int) error {
 }
 
 // serve runs the configuration until a signal stops it.
-func serve(o *options, cfg *core.Config, demo *demoSetup, stdout, stderr io.Writer) int {
+func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, stdout, stderr io.Writer) int {
 	stopProfile := startProfile()
 	defer stopProfile()
 	proc := core.NewProcess(cfg)
@@ -203,7 +209,7 @@ func serve(o *options, cfg *core.Config, demo *demoSetup, stdout, stderr io.Writ
 		proc.Stop()
 		return 1
 	}
-	if err := startRuntime(proc); err != nil {
+	if err := startRuntime(proc, startup); err != nil {
 		fmt.Fprintf(stderr, "[ALERT]    (%d) : %v\n", proc.PID, err)
 		proc.Stop()
 		return 1

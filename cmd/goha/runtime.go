@@ -2,14 +2,22 @@ package main
 
 import (
 	"net"
+	"strings"
 
 	"goha/core"
+	"goha/ring"
 	"goha/runtime"
 )
 
 // startRuntime connects the runtime API to the data path's counters and
 // opens the stats sockets of the configuration.
-func startRuntime(proc *core.Process) error {
+func startRuntime(proc *core.Process, startup *ring.Ring) error {
+	runtime.Events = proc.Conf.LogRegistry().ShowEvents
+	runtime.StartupLogs = func() string {
+		var b strings.Builder
+		startup.Dump(&b, false, false, ring.FrameLF, nil)
+		return b.String()
+	}
 	runtime.ServerConns = func(s *core.Server) runtime.ConnStats {
 		st, ok := s.PoolStats()
 		if !ok {

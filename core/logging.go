@@ -1,0 +1,194 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"goha/core/config"
+	"goha/core/diag"
+	"goha/ring"
+)
+
+// Logging: `log` lines, `ring` and `log-forward` sections, and the access
+// logs of the data path, built on the ring package. The ring package parses
+// and formats; core places the loggers on proxies and feeds them.
+
+func init() {
+	registerSection("ring", parseRingSection)
+	registerSection("log-forward", parseLogForwardSection)
+	registerPostCheck(openLogTargets)
+	startHooks = append(startHooks, startLogging)
+}
+
+// logState is a configuration's logging machinery.
+type logState struct {
+	reg      *ring.Registry
+	global   ring.Loggers
+	forwards []*ring.LogForward
+	cancel   context.CancelFunc
+}
+
+func (c *Config) logs() *logState {
+	if c.logging == nil {
+		c.logging = &logState{reg: ring.NewRegistry()}
+	}
+	return c.logging
+}
+
+// LogRegistry is the configuration's rings, for `show events`.
+func (c *Config) LogRegistry() *ring.Registry { return c.logs().reg }
+
+// ringErr turns the ring package's errors into diagnostics.
+func ringErr(err error) error {
+	var w *ring.Warning
+	if errors.As(err, &w) {
+		return &diag.Warn{Msg: w.Msg}
+	}
+	return err
+}
+
+func parseLogLine(c *kwCtx, args []string) error {
+	if c.neg {
+		if err := ring.ParseNoLog(append([]string{"log"}, args...)); err != nil {
+			return ringErr(err)
+		}
+		if c.p != nil {
+			c.p.NoLog, c.p.Logs, c.p.LogGlobal = true, nil, false
+		}
+		return nil
+	}
+	l, err := ring.ParseLogArgs(args, c.p == nil)
+	if err != nil {
+		return ringErr(err)
+	}
+	if c.p == nil {
+		c.g.Logs = append(c.g.Logs, LineDef{c.pos, args})
+		return nil
+	}
+	if l.Inherit {
+		c.p.LogGlobal = true
+		return nil
+	}
+	c.p.Logs = append(c.p.Logs, LineDef{c.pos, args})
+	return nil
+}
+
+func parseRingSection(b *builder, s *config.Section) {
+	st := b.cfg.logs()
+	r, err := st.reg.ParseRing(append([]string{"ring", s.Name}, s.Args...))
+	if err != nil {
+		b.report(s.Pos, ringErr(err))
+		return
+	}
+	for _, ln := range s.Lines {
+		if err := ring.ParseRingKeyword(r, ln.Words); err != nil {
+			b.reportRing(ln, err, ring.RingKeywords, "ring")
+		}
+	}
+}
+
+func parseLogForwardSection(b *builder, s *config.Section) {
+	st := b.cfg.logs()
+	lf, err := ring.ParseLogForward(append([]string{"log-forward", s.Name}, s.Args...))
+	if err != nil {
+		b.report(s.Pos, ringErr(err))
+		return
+	}
+	for _, ln := range s.Lines {
+		if err := lf.ParseKeyword(ln.Words); err != nil {
+			b.reportRing(ln, err, ring.LogForwardKeywords, "log-forward")
+		}
+	}
+	st.forwards = append(st.forwards, lf)
+}
+
+func (b *builder) reportRing(ln config.Line, err error, kws []string, section string) {
+	msg := ringErr(err)
+	if strings.HasPrefix(err.Error(), "unknown keyword '"+ln.Words[0]+"'") {
+		if best := SuggestFunc(ln.Words[0], kws); best != "" {
+			msg = fmt.Errorf("%s; did you mean '%s' maybe ?", strings.TrimSuffix(err.Error(), "."), best)
+		}
+	}
+	b.report(ln.Pos, msg)
+}
+
+// openLogTargets builds every logger and resolves ring names once every
+// section is read (a ring may be declared after the lines that use it).
+func openLogTargets(b *builder) {
+	st := b.cfg.logs()
+	build := func(d LineDef, global bool) *ring.Logger {
+		l, err := ring.ParseLogArgs(d.Words, global)
+		if err != nil {
+			return nil // reported when the line was read
+		}
+		l.File, l.Line = d.Pos.File, d.Pos.Line
+		if err := l.Open(st.reg); err != nil {
+			b.report(d.Pos, ringErr(err))
+			return nil
+		}
+		return l
+	}
+	for _, d := range b.cfg.Global.Logs {
+		if l := build(d, true); l != nil {
+			st.global = append(st.global, l)
+		}
+	}
+	g := &b.cfg.Global
+	pid := []byte(strconv.Itoa(os.Getpid()))
+	for _, p := range b.cfg.Proxies {
+		for _, d := range p.Logs {
+			if l := build(d, false); l != nil {
+				p.loggers = append(p.loggers, l)
+			}
+		}
+		if p.LogGlobal {
+			p.loggers = append(p.loggers, st.global...)
+		}
+		tag := p.LogTag
+		if tag == "" {
+			tag = g.LogTag
+		}
+		if tag == "" {
+			tag = "haproxy"
+		}
+		p.logMeta = ring.Meta{Facility: -1, Level: ring.LevelInfo, Tag: []byte(tag), PID: pid}
+		if g.Hostname != "" {
+			p.logMeta.Host = []byte(g.Hostname)
+		}
+	}
+	for _, lf := range st.forwards {
+		if err := lf.Open(st.reg); err != nil {
+			b.d.Add(diag.Diag{Sev: diag.Alert, Msg: ringErr(err).Error()})
+		}
+	}
+}
+
+// startLogging starts the ring forwarders and log-forward listeners.
+func startLogging(proc *Process) error {
+	st := proc.Conf.logs()
+	ctx, cancel := context.WithCancel(context.Background())
+	st.cancel = cancel
+	st.reg.Start(ctx)
+	for _, lf := range st.forwards {
+		go lf.ListenAndServe(ctx)
+	}
+	proc.OnStop(func() {
+		cancel()
+		st.reg.Wait()
+	})
+	return nil
+}
+
+// sendLog hands an access log message to the frontend's loggers.
+func (p *Proxy) sendLog(msg []byte, level int) {
+	if len(p.loggers) == 0 {
+		return
+	}
+	m := p.logMeta
+	m.Level = level
+	p.loggers.Send(&m, msg)
+}

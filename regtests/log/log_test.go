@@ -1,0 +1,176 @@
+// Package log tests goha's access logs end to end: requests through the
+// proxy produce httplog lines that reach syslog receivers through rings
+// (TCP, both framings) and UDP targets.
+package log
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"goha/regtests/internal/bin"
+	"goha/regtests/internal/harness"
+)
+
+// tcpSink accepts one connection at a time and sends every frame it reads.
+func tcpSink(t *testing.T, octet bool) (string, <-chan string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	ch := make(chan string, 100)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			br := bufio.NewReader(c)
+			for {
+				if octet {
+					n, err := br.ReadString(' ')
+					if err != nil {
+						break
+					}
+					size, err := strconv.Atoi(strings.TrimSpace(n))
+					if err != nil {
+						ch <- "BAD FRAME " + n
+						break
+					}
+					buf := make([]byte, size)
+					if _, err := io.ReadFull(br, buf); err != nil {
+						break
+					}
+					ch <- string(buf)
+				} else {
+					l, err := br.ReadString('\n')
+					if err != nil {
+						break
+					}
+					ch <- strings.TrimSuffix(l, "\n")
+				}
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().String(), ch
+}
+
+var httplogRe = regexp.MustCompile(`^<134>1 \S+ \S+ haproxy \d+ - - 127\.0\.0\.1:\d+ \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d\.\d{3}\] fe be/s1 \d+/\d+/\d+/\d+/\d+ 200 \d+ - - ---- \d+/\d+/\d+/\d+/0 0/0 "GET /p(\d+) HTTP/1\.1"$`)
+
+func TestAccessLogsThroughRings(t *testing.T) {
+	o := harness.NewOrigin(t, "s1", nil)
+	for _, proto := range []string{"legacy", "octet-count"} {
+		t.Run(proto, func(t *testing.T) {
+			sink, lines := tcpSink(t, proto == "octet-count")
+			cfg := fmt.Sprintf(`
+ring logs
+    format rfc5424
+    size 65536
+    timeout connect 1s
+    timeout server 5s
+    server sink %s log-proto %s
+
+global
+    log ring@logs local0 info
+
+defaults
+    mode http
+    log global
+    option httplog
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+
+frontend fe
+    bind "fd@${fe}"
+    default_backend be
+backend be
+    server s1 %s
+`, sink, proto, o.Addr)
+			p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
+			c := &http.Client{}
+			for i := 0; i < 20; i++ {
+				if st, _ := harness.Get(t, c, p.Addrs["fe"], fmt.Sprintf("/p%d", i)); st != 200 {
+					t.Fatalf("status %d", st)
+				}
+			}
+			for i := 0; i < 20; i++ {
+				select {
+				case l := <-lines:
+					m := httplogRe.FindStringSubmatch(l)
+					if m == nil {
+						t.Fatalf("line %d: %q", i, l)
+					}
+					if m[1] != strconv.Itoa(i) {
+						t.Fatalf("line %d out of order: %q", i, l)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatalf("only %d lines arrived\n%s", i, p.Output())
+				}
+			}
+		})
+	}
+}
+
+func TestAccessLogsUDPAndShowEvents(t *testing.T) {
+	if _, err := exec.LookPath("socat"); err != nil {
+		t.Skip("socat is not installed")
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	o := harness.NewOrigin(t, "s1", nil)
+	cfg := fmt.Sprintf(`
+ring buf
+    format raw
+    size 32768
+
+global
+    stats socket ${TMP}/s.sock level admin
+
+defaults
+    mode http
+    option httplog
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+
+frontend fe
+    bind "fd@${fe}"
+    log %s format rfc3164 local1 info
+    log ring@buf local0
+    default_backend be
+backend be
+    server s1 %s
+`, pc.LocalAddr(), o.Addr)
+	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
+	harness.Get(t, &http.Client{}, p.Addrs["fe"], "/udp")
+	buf := make([]byte, 2048)
+	pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, _, err := pc.ReadFrom(buf)
+	if err != nil {
+		t.Fatalf("no UDP log: %v", err)
+	}
+	if !regexp.MustCompile(`^<142>\w{3} [ \d]\d \d\d:\d\d:\d\d \S+ haproxy\[\d+\]: 127\.0\.0\.1:\d+ .*"GET /udp HTTP/1\.1"$`).Match(buf[:n]) {
+		t.Fatalf("UDP rfc3164 line: %q", buf[:n])
+	}
+	cmd := exec.Command("socat", "stdio", "unix-connect:"+filepath.Join(p.Dir, "s.sock"))
+	cmd.Stdin = strings.NewReader("show events buf\n")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), `"GET /udp HTTP/1.1"`) {
+		t.Fatalf("show events buf:\n%s", out)
+	}
+}
