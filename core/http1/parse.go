@@ -9,10 +9,12 @@ import (
 //
 // It returns the head's length (the body starts at buf[n:]) once the head
 // is complete, and 0 with a nil error when more bytes are needed: call it
-// again with the same message start and more data. A parse that needs more
-// data resumes its search for the empty line where it stopped. On a
-// malformed head it returns an *Error (owned by h: valid until the next
-// parse); a head that did not end within MaxSize bytes is ErrTooLarge.
+// again with the same message start and more data (the bytes may have moved
+// in between, e.g. by Buffer.Free); parsing resumes at the first header line
+// not yet recorded, and invalid bytes are reported as soon as they arrive.
+// On a malformed head it returns an *Error (owned by h: valid until the next
+// parse); a head that does not end within MaxSize bytes, or whose HTX
+// estimate exceeds MaxHTX, is ErrTooLarge.
 //
 // Only framing and routing headers are interpreted. The rules are HAProxy
 // 2.6's strict ones (no option accept-invalid-http-request): see
