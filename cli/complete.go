@@ -86,10 +86,17 @@ func (s *Session) Complete(line string, pos int) (head string, cands []string, t
 	ctx := head
 	if i := strings.LastIndexAny(ctx, ";|"); i >= 0 {
 		if ctx[i] == '|' {
-			if strings.TrimSpace(ctx[i+1:]) == "" {
+			stage := strings.Fields(ctx[i+1:])
+			if len(stage) == 0 {
 				return head, withPrefix(stageNames, word, " "), tail
 			}
-			return head, nil, tail
+			cmd := ctx
+			if j := strings.LastIndex(ctx, ";"); j >= 0 {
+				cmd = ctx[j+1:]
+			}
+			cmd, _, _ = strings.Cut(cmd, "|")
+			h, cands := s.columnCandidates(strings.TrimSpace(cmd), stage[0], word)
+			return head + h, cands, tail
 		}
 		ctx = ctx[i+1:]
 	}
@@ -188,6 +195,51 @@ func (s *Session) argCandidates(ph, word string) []string {
 	return nil
 }
 
+// columnCandidates completes a column name in a cols, where or sort stage
+// of cmd, whose header it learns by running cmd. Only "show" commands are
+// run for this, since completing must not change anything on the server.
+// The returned head is the part of word kept before the column name (up to
+// the last comma of "cols a,b,").
+func (s *Session) columnCandidates(cmd, stage, word string) (string, []string) {
+	if stage != "cols" && stage != "where" && stage != "sort" {
+		return "", nil
+	}
+	words := strings.Fields(cmd)
+	if len(words) == 0 || words[0] != "show" {
+		return "", nil
+	}
+	cols := s.columns[cmd]
+	if cols == nil {
+		r, err := s.Exec(cmd, nil)
+		if err != nil || r.IsError() {
+			return "", nil
+		}
+		t, err := ParseTable(r.Text)
+		if err != nil {
+			return "", nil
+		}
+		cols = t.Cols
+		if s.columns == nil {
+			s.columns = map[string][]string{}
+		}
+		s.columns[cmd] = cols
+	}
+	keep, suffix := "", " "
+	switch stage {
+	case "cols":
+		if i := strings.LastIndex(word, ","); i >= 0 {
+			keep, word = word[:i+1], word[i+1:]
+		}
+		suffix = ""
+	case "where":
+		if strings.ContainsAny(word, "=!~<>") {
+			return "", nil
+		}
+		suffix = ""
+	}
+	return keep, withPrefix(cols, word, suffix)
+}
+
 func withPrefix(list []string, prefix, suffix string) []string {
 	var out []string
 	for _, c := range list {
@@ -214,7 +266,7 @@ func (s *Session) loadCompletion() {
 		return
 	}
 	s.tree = parseHelp(r.Text)
-	s.backends, s.servers = nil, nil
+	s.backends, s.servers, s.columns = nil, nil, nil
 	if r, err := s.Exec("show backend", nil); err == nil && !r.IsError() {
 		if t, err := ParseTable(r.Text); err == nil && len(t.Cols) > 0 {
 			for _, row := range t.Rows {

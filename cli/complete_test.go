@@ -2,7 +2,9 @@ package cli
 
 import (
 	"reflect"
+	"sync"
 	"testing"
+	"time"
 )
 
 func completionSession(t *testing.T) *Session {
@@ -67,5 +69,46 @@ func TestComplete(t *testing.T) {
 	// The cursor in the middle of the line keeps what follows it.
 	if head, cands, tail := s.Complete("get wei be/s1", 7); head != "get " || !reflect.DeepEqual(cands, []string{"weight "}) || tail != " be/s1" {
 		t.Errorf("mid-line: %q %q %q", head, cands, tail)
+	}
+}
+
+func TestCompleteColumns(t *testing.T) {
+	var mu sync.Mutex // guards sent
+	var sent []string
+	ps := &promptServer{answer: func(cmd string) (string, bool) {
+		mu.Lock()
+		sent = append(sent, cmd)
+		mu.Unlock()
+		if cmd == "show stat" {
+			return "# pxname,svname,status,scur,\nbe,s1,UP,0,\n\n> ", false
+		}
+		return "\n> ", false
+	}}
+	s := NewSession(Options{Addr: listen(t, ps.serve), Timeout: 3 * time.Second})
+	defer s.Close()
+	tests := []struct {
+		line, head string
+		cands      []string
+	}{
+		{"show stat | cols pxname,s", "show stat | cols pxname,", []string{"svname", "status", "scur"}},
+		{"show stat | cols sv", "show stat | cols ", []string{"svname"}},
+		{"show stat | where st", "show stat | where ", []string{"status"}},
+		{"show stat | where status=U", "show stat | where ", nil},
+		{"show stat | where status=UP | sort sc", "show stat | where status=UP | sort ", []string{"scur "}},
+		{"show version; show stat | cols p", "show version; show stat | cols ", []string{"pxname"}},
+		{"set weight be/s1 3 | cols p", "set weight be/s1 3 | cols ", nil},
+		{"show stat | grep x", "show stat | grep ", nil},
+	}
+	for _, tt := range tests {
+		head, cands, _ := s.Complete(tt.line, len(tt.line))
+		if head != tt.head || !reflect.DeepEqual(cands, tt.cands) {
+			t.Errorf("Complete(%q) = %q, %q; want %q, %q", tt.line, head, cands, tt.head, tt.cands)
+		}
+	}
+	// The header is asked once, and nothing but show commands is run.
+	mu.Lock()
+	defer mu.Unlock()
+	if !reflect.DeepEqual(sent, []string{"show stat"}) {
+		t.Errorf("commands sent for completion: %q", sent)
 	}
 }

@@ -36,7 +36,8 @@ type Session struct {
 	// change it.
 	tree       *cmdNode
 	backends   []string
-	servers    []string // "backend/server"
+	servers    []string            // "backend/server"
+	columns    map[string][]string // header of a show command, for pipe stages
 	namesStale bool
 }
 

@@ -123,7 +123,15 @@ func TestShellQuotingPayloadTables(t *testing.T) {
 		t.Errorf("the abandoned line was sent: %q", out)
 	}
 
-	out = p.run("show stat | where svname=s1,a1 | cols pxname,svname,status,weight")
+	// Column names complete from the command's own header.
+	p.typeText("show stat | where svname=s1,a1 | cols pxname,sv")
+	p.keys("Tab")
+	p.waitFor("| cols pxname,svname")
+	p.typeText(",status,wei")
+	p.keys("Tab")
+	p.waitFor("| cols pxname,svname,status,weight")
+	p.keys("Enter")
+	out = p.output("show stat | where svname=s1,a1 | cols pxname,svname,status,weight")
 	want := "pxname  svname  status    weight\n" +
 		"web     s1      no check       1\n" +
 		"api     a1      no check       1\n"
