@@ -104,7 +104,7 @@ func RunArgs(s *Session, args []string, std IO) int {
 		case isQuit(c):
 			return status
 		case c.Words[0] == "watch":
-			code = s.Watch(c.Words[1:], c.Stages, int(std.In.Fd()), std.OutFd, std.Out)
+			code = s.Watch(c.Words[1:], c.Stages, int(std.In.Fd()), std.OutFd, std.Out, std.Err)
 		case hasPayload(c):
 			code = s.Run(c, readPayload(next), std.Out, std.Err)
 		default:

@@ -151,7 +151,7 @@ func RunShell(s *Session, outFd int, out io.Writer) int {
 			}
 			switch c.Words[0] {
 			case "watch":
-				status = s.Watch(c.Words[1:], c.Stages, int(os.Stdin.Fd()), outFd, out)
+				status = s.Watch(c.Words[1:], c.Stages, int(os.Stdin.Fd()), outFd, out, out)
 				continue
 			}
 			status = guard(func() int { return s.Run(c, payload, out, out) })

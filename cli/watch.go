@@ -36,24 +36,25 @@ func ParseInterval(s string) (time.Duration, error) {
 // until a key is pressed on inFd. What changed since the previous frame is
 // shown in reverse video. A lost connection is reported on the screen and
 // retried at the next tick, so a restarted server comes back by itself.
-func (s *Session) Watch(args []string, stages [][]string, inFd, outFd int, out io.Writer) int {
+// Messages that prevent the watch from starting go to errOut.
+func (s *Session) Watch(args []string, stages [][]string, inFd, outFd int, out, errOut io.Writer) int {
 	if len(args) < 2 {
-		fmt.Fprintf(out, "gohactl: usage: watch <seconds> <command> [| stage ...]\n")
+		fmt.Fprintf(errOut, "gohactl: usage: watch <seconds> <command> [| stage ...]\n")
 		return ExitUsage
 	}
 	every, err := ParseInterval(args[0])
 	if err != nil {
-		fmt.Fprintf(out, "%s\n", Message(err))
+		fmt.Fprintf(errOut, "%s\n", Message(err))
 		return ExitUsage
 	}
 	line, err := EncodeWords(args[1:])
 	if err != nil {
-		fmt.Fprintf(out, "%s\n", Message(err))
+		fmt.Fprintf(errOut, "%s\n", Message(err))
 		return ExitUsage
 	}
 	restore, err := keyMode(inFd)
 	if err != nil {
-		fmt.Fprintf(out, "gohactl: watch needs a terminal: %v\n", err)
+		fmt.Fprintf(errOut, "gohactl: watch needs a terminal: %v\n", err)
 		return ExitUsage
 	}
 	defer restore()

@@ -75,6 +75,10 @@ func TestOneShot(t *testing.T) {
 	if r.code != 0 || r.stdout != "be_name  srv_name  srv_uweight\napi      a1                  1\n" {
 		t.Errorf("servers state table: %+v", r)
 	}
+	r = gohactl(t, home, "", nil, "-S", h.sock, "watch", "1", "show info")
+	if r.code != 2 || !strings.Contains(r.stderr, "watch needs a terminal") {
+		t.Errorf("watch without a terminal: %+v", r)
+	}
 	r = gohactl(t, home, "", nil, "-S", h.sock, "show info | cols x")
 	if r.code != 2 || !strings.Contains(r.stderr, "not a table") {
 		t.Errorf("show info as table: %+v", r)
