@@ -9,9 +9,9 @@ import (
 )
 
 // ring is one group's consistent-hash ring: sorted point keys and the server
-// owning each. Keys are unique: a server with ID p owns points
-// FullHash(p*4096+j) for j below its effective weight, and FullHash is a
-// bijection.
+// owning each. A server with ID p owns points FullHash(p*4096+j) for j below
+// its effective weight; FullHash is a bijection, so keys are unique except
+// for servers added at run time without an id (see allocNodes).
 type ring struct {
 	keys []uint32
 	srv  []int32
@@ -58,8 +58,9 @@ type chash struct {
 	view    atomic.Pointer[chashView]
 	mu      sync.Mutex // guards following fields
 	ss      servers
-	ew      []uint32 // committed effective weights (nodes on the ring)
-	lastKey uint32   // round-robin fallback: the last point used
+	ew      []uint32   // committed effective weights (nodes on the ring)
+	nodes   [][]uint32 // server index -> its point keys, HAProxy's lb_nodes
+	lastKey uint32     // round-robin fallback: the last point used
 	hasLast bool
 }
 
@@ -76,8 +77,10 @@ func newCHash(c Config) *chash {
 	}
 	h.ss.init(&c)
 	h.ew = make([]uint32, len(h.ss.list))
+	h.nodes = make([][]uint32, len(h.ss.list))
 	v := &chashView{}
 	for i := range h.ss.list {
+		h.allocNodes(i, h.ss.list[i].ID)
 		if h.ss.usable(i) {
 			h.ew[i] = dynEWeight(&h.ss.list[i])
 		}
@@ -91,13 +94,30 @@ func (h *chash) Dynamic() bool { return true }
 func (h *chash) Take(int)      { h.inUse.Add(1) }
 func (h *chash) Drop(int)      { h.inUse.Add(-1) }
 
-// points returns server i's n point keys, sorted.
-func (h *chash) points(i int, n uint32) []uint32 {
-	base := uint32(h.ss.list[i].ID) * eweightSpan
+// allocNodes is srv_alloc_lb: server i gets 16 points per unit of its
+// weight, seeded with id. HAProxy 2.6 allocates a server added at run time
+// before giving it its id, so such a server's points are seeded with 0
+// unless its "id" was set.
+func (h *chash) allocNodes(i, id int) {
+	for len(h.nodes) <= i {
+		h.nodes = append(h.nodes, nil)
+	}
+	n := h.ss.list[i].Weight * WeightScale
 	ks := make([]uint32, n)
 	for j := range ks {
-		ks[j] = FullHash(base + uint32(j))
+		ks[j] = FullHash(uint32(id)*eweightSpan + uint32(j))
 	}
+	h.nodes[i] = ks
+}
+
+// points returns server i's first n point keys, sorted. Points beyond the
+// allocated ones (a weight raised above the initial one) are seeded with
+// the server's ID, as HAProxy's chash_queue_dequeue_srv does.
+func (h *chash) points(i int, n uint32) []uint32 {
+	for j := uint32(len(h.nodes[i])); j < n; j++ {
+		h.nodes[i] = append(h.nodes[i], FullHash(uint32(h.ss.list[i].ID)*eweightSpan+j))
+	}
+	ks := slices.Clone(h.nodes[i][:n])
 	slices.Sort(ks)
 	return ks
 }
@@ -180,7 +200,7 @@ func (h *chash) publish(old *chashView, changed int) {
 }
 
 func sortRing(r *ring) {
-	sort.Sort(ringSort{r})
+	sort.Stable(ringSort{r})
 }
 
 type ringSort struct{ r *ring }
@@ -214,7 +234,9 @@ func merged(r *ring, ks []uint32, i int) ring {
 	out := ring{keys: make([]uint32, 0, n), srv: make([]int32, 0, n)}
 	a, b := 0, 0
 	for a < len(r.keys) || b < len(ks) {
-		if b == len(ks) || (a < len(r.keys) && r.keys[a] < ks[b]) {
+		// Equal keys (servers added without an id share their
+		// points) keep the older entry first, as ebtrees do.
+		if b == len(ks) || (a < len(r.keys) && r.keys[a] <= ks[b]) {
 			out.keys = append(out.keys, r.keys[a])
 			out.srv = append(out.srv, r.srv[a])
 			a++
@@ -375,9 +397,11 @@ func (h *chash) Update(i int, s Server) error {
 func (h *chash) Add(i int, s Server) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	id := s.ID // before add gives it index+1
 	if err := h.ss.add(i, s); err != nil {
 		return err
 	}
+	h.allocNodes(i, id)
 	h.change(i)
 	return nil
 }

@@ -82,7 +82,23 @@ func fromConfig(t *testing.T, be, srv []string, served func(int) int) (Picker, C
 		}
 	}
 	for _, p := range srv {
-		s := Server{Weight: 1, Usable: true}
+		if strings.HasPrefix(p, "#") {
+			continue
+		}
+		s := parseServer(p)
+		c.Servers = append(c.Servers, s)
+	}
+	p, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, c
+}
+
+// parseServer reads the server parameters the tests use.
+func parseServer(p string) Server {
+	s := Server{Weight: 1, Usable: true}
+	{
 		f := strings.Fields(p)
 		for k := 0; k < len(f); k++ {
 			switch f[k] {
@@ -94,15 +110,13 @@ func fromConfig(t *testing.T, be, srv []string, served func(int) int) (Picker, C
 			case "maxconn":
 				s.MaxConn, _ = strconv.Atoi(f[k+1])
 				k++
+			case "id":
+				s.ID, _ = strconv.Atoi(f[k+1])
+				k++
 			}
 		}
-		c.Servers = append(c.Servers, s)
 	}
-	p, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, c
+	return s
 }
 
 // keyOf computes the pick key of r as the core does.
@@ -139,6 +153,24 @@ func applyCLI(t *testing.T, p Picker, c *Config, cmd string) {
 	case f[0] == "enable" && f[1] == "server":
 		i = idx(f[2])
 		c.Servers[i].Usable = true
+	case f[0] == "add" && f[1] == "server":
+		// A dynamic server starts in maintenance.
+		i = idx(f[2])
+		s := parseServer(strings.Join(f[4:], " "))
+		s.Usable = false
+		for len(c.Servers) <= i {
+			c.Servers = append(c.Servers, Server{})
+		}
+		c.Servers[i] = s
+		if err := p.Add(i, s); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return
+	case f[0] == "del" && f[1] == "server":
+		if err := p.Remove(idx(f[2])); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return
 	default:
 		t.Fatalf("unknown command %q", cmd)
 	}
@@ -157,8 +189,12 @@ func compare(t *testing.T, be, srv []string, steps []step) {
 	var got, want strings.Builder
 	for _, s := range steps {
 		if s.cli != "" {
-			if out := h.cli(s.cli); strings.TrimSpace(out) != "" {
-				t.Fatalf("%s: %s", s.cli, out)
+			cmd := s.cli
+			for k, port := range h.ports {
+				cmd = strings.ReplaceAll(cmd, fmt.Sprintf("{s%d}", k+1), strconv.Itoa(port))
+			}
+			if out := strings.TrimSpace(h.cli(cmd)); out != "" && out != "New server registered." && out != "Server deleted." {
+				t.Fatalf("%s: %s", cmd, out)
 			}
 			applyCLI(t, p, &c, s.cli)
 			got.WriteString("|")
@@ -221,6 +257,10 @@ func TestRoundRobinMatchesHAProxy(t *testing.T) {
 		{"first", []string{"balance first"}, []string{"", "", ""}, []step{
 			plain(3), {cli: "disable server be/s1"}, plain(3),
 		}},
+		{"rr-add-del", []string{"balance roundrobin"}, []string{"weight 1", "weight 2", "#"}, []step{
+			plain(5), {cli: "add server be/s3 127.0.0.1:{s3} weight 4"}, plain(4), {cli: "enable server be/s3"}, plain(21),
+			{cli: "disable server be/s2"}, {cli: "del server be/s2"}, plain(10),
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { compare(t, tc.be, tc.srv, tc.steps) })
@@ -253,6 +293,18 @@ func TestHashingMatchesHAProxy(t *testing.T) {
 				compare(t, []string{"balance source", "hash-type " + ht}, s, []step{plain(3), {cli: "disable server be/s2"}, plain(2)})
 			}
 		}
+	})
+	t.Run("dynamic servers", func(t *testing.T) {
+		for _, be := range [][]string{{"balance uri", "hash-type consistent"}, {"balance leastconn"}, {"balance first"}} {
+			compare(t, be, []string{"weight 1", "weight 2", "weight 3", "#"}, []step{
+				uri, {cli: "add server be/s4 127.0.0.1:{s4} weight 5"}, {cli: "enable server be/s4"}, uri,
+				{cli: "disable server be/s1"}, {cli: "del server be/s1"}, uri,
+				{cli: "set weight be/s4 9"}, {cli: "set weight be/s2 6"}, uri,
+			})
+		}
+		compare(t, []string{"balance uri", "hash-type consistent"}, []string{"weight 1 id 12", "weight 2 id 5", "weight 3", "#"}, []step{
+			uri, {cli: "add server be/s4 127.0.0.1:{s4} weight 2 id 40"}, {cli: "enable server be/s4"}, uri,
+		})
 	})
 	t.Run("uri options", func(t *testing.T) {
 		compare(t, []string{"balance uri whole len 12 depth 2"}, srv, []step{uri})

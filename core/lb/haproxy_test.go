@@ -22,12 +22,15 @@ type realHAProxy struct {
 	t    *testing.T
 	url  string
 	sock string
-	cl   *http.Client
+	// ports of the server listen sections, s1 first
+	ports []int
+	cl    *http.Client
 }
 
 // startHAProxy starts HAProxy with backend lines be (balance, hash-type, ...)
 // and servers named s1..sN with the given extra parameters ("weight 2",
-// "backup", ...).
+// "backup", ...). A server given as "#" is not declared: it is a spare
+// listen section for "add server", at port {sN} in CLI commands.
 func startHAProxy(t *testing.T, be []string, servers []string) *realHAProxy {
 	t.Helper()
 	return startHAProxyTo(t, be, servers, nil)
@@ -75,6 +78,9 @@ func tryHAProxy(t *testing.T, bin string, be, servers []string, at []int) (*real
 		fmt.Fprintf(&b, "    %s\n", l)
 	}
 	for i, s := range servers {
+		if strings.HasPrefix(s, "#") {
+			continue // a spare, for "add server"
+		}
 		fmt.Fprintf(&b, "    server s%d 127.0.0.1:%d %s\n", i+1, ports[i+1], s)
 	}
 	for i := range servers {
@@ -104,10 +110,11 @@ func tryHAProxy(t *testing.T, bin string, be, servers []string, at []int) (*real
 		<-exited
 	})
 	h := &realHAProxy{
-		t:    t,
-		url:  fmt.Sprintf("http://127.0.0.1:%d", ports[0]),
-		sock: sock,
-		cl:   &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second},
+		t:     t,
+		url:   fmt.Sprintf("http://127.0.0.1:%d", ports[0]),
+		sock:  sock,
+		ports: ports[1:],
+		cl:    &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second},
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
