@@ -313,22 +313,33 @@ func (h *Head) Host() []byte {
 	return h.fields[h.host].value.of(h.buf)
 }
 
-// Authority returns the authority of an absolute-form request target
-// without user information ("http://u@a:8080/x" gives "a:8080"), or nil.
+// Authority returns the authority of the request target without user
+// information ("http://u@a:8080/x" gives "a:8080"), or nil: what follows the
+// scheme of an absolute-form target up to the first '/', or the whole
+// target in authority-form (CONNECT). Origin-form and "*" have none.
 func (h *Head) Authority() []byte {
-	if h.Flags&FlagAbsoluteURI == 0 {
+	_, a, _, ok := splitTarget(h.URI())
+	if !ok {
 		return nil
 	}
-	return uriAuthority(h.URI())
+	return a
 }
 
-// Path is the request target's path, without the query string. For an
-// absolute-form target it starts at the first '/' after the authority
-// ("" when there is none), like HAProxy's path fetch.
+// Path is the request target's path, without the query string, like
+// HAProxy's path fetch: the target itself in origin-form, what follows the
+// authority in absolute-form, nil for "*", authority-form, or an
+// absolute-form target with nothing after the authority.
 func (h *Head) Path() []byte {
 	u := h.URI()
-	if h.Flags&FlagAbsoluteURI != 0 {
-		u = uriAfterAuthority(u)
+	if len(u) == 0 || u[0] == '*' {
+		return nil
+	}
+	if u[0] != '/' {
+		scheme, _, rest, _ := splitTarget(u)
+		if scheme == nil || len(rest) == 0 {
+			return nil
+		}
+		u = rest
 	}
 	if i := bytes.IndexByte(u, '?'); i >= 0 {
 		u = u[:i]
@@ -374,37 +385,63 @@ func (h *Head) IsUpgrade() bool {
 	return h.Flags&(FlagConnUpgrade|FlagUpgradeWebSocket) == FlagConnUpgrade|FlagUpgradeWebSocket
 }
 
-// uriAuthority returns the authority of an absolute URI, without userinfo.
-func uriAuthority(u []byte) []byte {
-	i := bytes.Index(u, []byte("://"))
-	if i < 0 {
-		return nil
+// splitTarget splits a request target that is neither origin-form nor
+// "*" the way HAProxy's URI parser does: an optional scheme
+// (ALPHA *(ALNUM / "+" / "-" / ".") "://"), then the authority up to the
+// first '/', whose user information (up to the last '@') is dropped, then
+// the rest. ok is false for origin-form, "*" and empty targets.
+func splitTarget(u []byte) (scheme, authority, rest []byte, ok bool) {
+	if len(u) == 0 || u[0] == '/' || u[0] == '*' {
+		return nil, nil, nil, false
 	}
-	a := u[i+3:]
-	end := len(a)
-	for j, c := range a {
-		if c == '/' || c == '?' || c == '#' {
-			end = j
-			break
+	a := u
+	if c := u[0]; (c|0x20) >= 'a' && (c|0x20) <= 'z' {
+		i := 1
+		for i < len(u) && (isAlnum(u[i]) || u[i] == '+' || u[i] == '-' || u[i] == '.') {
+			i++
+		}
+		if i+3 <= len(u) && u[i] == ':' && u[i+1] == '/' && u[i+2] == '/' {
+			scheme, a = u[:i+3], u[i+3:]
 		}
 	}
-	a = a[:end]
-	if at := bytes.LastIndexByte(a, '@'); at >= 0 {
-		a = a[at+1:]
+	end := bytes.IndexByte(a, '/')
+	if end < 0 {
+		end = len(a)
 	}
-	return a
+	authority, rest = a[:end], a[end:]
+	if at := bytes.LastIndexByte(authority, '@'); at >= 0 {
+		authority = authority[at+1:]
+	}
+	return scheme, authority, rest, true
 }
 
-func uriAfterAuthority(u []byte) []byte {
-	i := bytes.Index(u, []byte("://"))
-	if i < 0 {
-		return u
+func isAlnum(c byte) bool {
+	return (c|0x20) >= 'a' && (c|0x20) <= 'z' || c >= '0' && c <= '9'
+}
+
+// hostPort splits "host:port" as HAProxy's http_get_host_port does: the
+// port is the trailing digits after a ':' (possibly empty); hasPort is
+// false when there is no such ':'.
+func hostPort(v []byte) (host, port []byte, hasPort bool) {
+	i := len(v)
+	for i > 0 && isDigit(v[i-1]) {
+		i--
 	}
-	a := u[i+3:]
-	for j, c := range a {
-		if c == '/' || c == '?' {
-			return a[j:]
-		}
+	if i == 0 || v[i-1] != ':' {
+		return v, nil, false
 	}
-	return a[len(a):]
+	return v[:i-1], v[i:], true
+}
+
+// isDefaultPort is HAProxy's http_is_default_port: 80 for http://, 443 for
+// https://, either when no scheme is known; an empty port is a default.
+func isDefaultPort(scheme, port []byte) bool {
+	if len(port) == 0 {
+		return true
+	}
+	p := string(port)
+	if scheme == nil {
+		return p == "80" || p == "443"
+	}
+	return p == "443" && eqFold(scheme, "https://") || p == "80" && eqFold(scheme, "http://")
 }

@@ -257,7 +257,7 @@ func (h *Head) requestLine(b []byte, p int) (int, error) {
 		return 0, h.fail(ErrRequestLine, p)
 	}
 	h.uri = span{int32(u0), int32(p - u0)}
-	if b[u0] != '/' && b[u0] != '*' && h.Method != MethodCONNECT {
+	if scheme, _, _, ok := splitTarget(b[u0:p]); ok && scheme != nil {
 		h.Flags |= FlagAbsoluteURI
 	}
 	p, ok = h.skipBlanks(b, p)
@@ -510,16 +510,12 @@ func (h *Head) contentLength(i int) error {
 
 func (h *Head) hostField(i int) error {
 	f := &h.fields[i]
-	v := f.value.of(h.buf)
 	if h.host < 0 {
 		h.host = int32(i)
 		h.Flags |= FlagHost
-		if a := h.Authority(); len(a) > 0 && !eqFoldBytes(a, v) {
-			return h.fail(ErrHost, int(f.value.off))
-		}
 		return nil
 	}
-	if !eqFoldBytes(v, h.fields[h.host].value.of(h.buf)) {
+	if !eqFoldBytes(f.value.of(h.buf), h.fields[h.host].value.of(h.buf)) {
 		return h.fail(ErrHost, int(f.value.off))
 	}
 	h.fields = h.fields[:i]
@@ -527,9 +523,77 @@ func (h *Head) hostField(i int) error {
 	return nil
 }
 
+// checkAuthority compares the request target's authority with the Host
+// field once all fields are known, as HAProxy 2.6 does at the end of the
+// head: a CONNECT target must be host:port (and match Host, default ports
+// aside); another target's authority must match Host, where a default port
+// on one side and none on the other still match.
+func (h *Head) checkAuthority() error {
+	u := h.URI()
+	scheme, auth, _, ok := splitTarget(u)
+	var host []byte
+	if h.host >= 0 {
+		host = h.fields[h.host].value.of(h.buf)
+	}
+	if h.Method == MethodCONNECT {
+		if !ok {
+			return h.fail(ErrRequestLine, int(h.uri.off))
+		}
+		uriHost, uriPort, _ := hostPort(auth)
+		if len(uriPort) == 0 {
+			return h.fail(ErrRequestLine, int(h.uri.off))
+		}
+		if h.host < 0 {
+			return nil
+		}
+		hh, hp, hasPort := hostPort(host)
+		hostOff := int(h.fields[h.host].value.off)
+		if hasPort && len(hp) > 0 {
+			if !eqFoldBytes(hh, uriHost) || string(hp) != string(uriPort) {
+				return h.fail(ErrHost, hostOff)
+			}
+			if isDefaultPort(nil, uriPort) {
+				// HAProxy normalises "Host: a:443" to "a" here.
+				h.fields[h.host].value.n = int32(len(hh))
+				h.Flags |= FlagRewrite
+			}
+			return nil
+		}
+		if !isDefaultPort(nil, uriPort) || !eqFoldBytes(hh, uriHost) {
+			return h.fail(ErrHost, hostOff)
+		}
+		return nil
+	}
+	if !ok || h.host < 0 || len(auth) == 0 || eqFoldBytes(auth, host) {
+		return nil
+	}
+	hostOff := int(h.fields[h.host].value.off)
+	if scheme == nil {
+		return h.fail(ErrHost, hostOff)
+	}
+	uh, up, uHas := hostPort(auth)
+	hh, hp, hHas := hostPort(host)
+	switch {
+	case !uHas && !hHas:
+		return h.fail(ErrHost, hostOff)
+	case uHas && !isDefaultPort(scheme, up):
+		return h.fail(ErrHost, hostOff)
+	case hHas && !isDefaultPort(scheme, hp):
+		return h.fail(ErrHost, hostOff)
+	case !eqFoldBytes(uh, hh):
+		return h.fail(ErrHost, hostOff)
+	}
+	return nil
+}
+
 // finish applies the message-level rules once all fields are known.
 func (h *Head) finish() error {
 	eoh := h.size
+	if !h.resp {
+		if err := h.checkAuthority(); err != nil {
+			return err
+		}
+	}
 	if h.Flags&FlagTransferEncoding != 0 {
 		if h.Flags&FlagContentLength != 0 {
 			// Request smuggling guard: chunked wins, Content-Length is
