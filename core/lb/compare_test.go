@@ -204,6 +204,15 @@ func compare(t *testing.T, be, srv []string, steps []step) {
 		for _, r := range s.reqs {
 			fmt.Fprintf(&want, "%d", h.get(r.path, r.hdr)+1)
 			i := p.Pick(keyOf(&c, r), -1)
+			if i >= 0 && strings.Contains(srv[i], "dead") {
+				// The connection is refused; the retry is
+				// redispatched, avoiding that server.
+				ld.add(i, 1)
+				p.Take(i)
+				ld.add(i, -1)
+				p.Drop(i)
+				i = p.Pick(keyOf(&c, r), i)
+			}
 			// The connection opens and closes before the next request.
 			if i >= 0 {
 				ld.add(i, 1)
@@ -257,6 +266,9 @@ func TestRoundRobinMatchesHAProxy(t *testing.T) {
 		{"first", []string{"balance first"}, []string{"", "", ""}, []step{
 			plain(3), {cli: "disable server be/s1"}, plain(3),
 		}},
+		{"redispatch", []string{"balance roundrobin", "retries 1", "option redispatch"}, []string{"weight 1", "weight 2 dead", "weight 3"}, []step{plain(18)}},
+		{"redispatch-static", []string{"balance static-rr", "retries 1", "option redispatch"}, []string{"weight 1", "weight 2 dead", "weight 3"}, []step{plain(18)}},
+		{"redispatch-leastconn", []string{"balance leastconn", "retries 1", "option redispatch"}, []string{"weight 1", "weight 2 dead", "weight 3"}, []step{plain(12)}},
 		{"rr-add-del", []string{"balance roundrobin"}, []string{"weight 1", "weight 2", "#"}, []step{
 			plain(5), {cli: "add server be/s3 127.0.0.1:{s3} weight 4"}, plain(4), {cli: "enable server be/s3"}, plain(21),
 			{cli: "disable server be/s2"}, {cli: "del server be/s2"}, plain(10),

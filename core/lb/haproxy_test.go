@@ -30,7 +30,8 @@ type realHAProxy struct {
 // startHAProxy starts HAProxy with backend lines be (balance, hash-type, ...)
 // and servers named s1..sN with the given extra parameters ("weight 2",
 // "backup", ...). A server given as "#" is not declared: it is a spare
-// listen section for "add server", at port {sN} in CLI commands.
+// listen section for "add server", at port {sN} in CLI commands. A server
+// whose parameters contain "dead" has nothing listening behind it.
 func startHAProxy(t *testing.T, be []string, servers []string) *realHAProxy {
 	t.Helper()
 	return startHAProxyTo(t, be, servers, nil)
@@ -81,11 +82,14 @@ func tryHAProxy(t *testing.T, bin string, be, servers []string, at []int) (*real
 		if strings.HasPrefix(s, "#") {
 			continue // a spare, for "add server"
 		}
-		fmt.Fprintf(&b, "    server s%d 127.0.0.1:%d %s\n", i+1, ports[i+1], s)
+		fmt.Fprintf(&b, "    server s%d 127.0.0.1:%d %s\n", i+1, ports[i+1], strings.ReplaceAll(s, "dead", ""))
 	}
 	for i := range servers {
 		if at != nil {
 			break
+		}
+		if strings.Contains(servers[i], "dead") {
+			continue // nothing listens: connections are refused
 		}
 		fmt.Fprintf(&b, "listen l%d\n    bind 127.0.0.1:%d\n", i+1, ports[i+1])
 		fmt.Fprintf(&b, "    http-request return status 200 content-type text/plain string s%d\n", i+1)
