@@ -98,8 +98,9 @@ type Config struct {
 	Shards  int
 	Servers []Server
 	// Served returns the number of connections server i is serving. It is
-	// read during picks; nil means nothing is ever full and leastconn sees
-	// no load.
+	// read during picks, possibly under the picker's lock, so it must be
+	// cheap (an atomic load) and must not call the picker; nil means
+	// nothing is ever full and leastconn sees no load.
 	Served func(i int) int
 }
 
