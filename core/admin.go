@@ -406,7 +406,7 @@ func (s *Server) setAdminFlag(mode uint32) {
 	n := old | mode
 	s.admin.Store(n)
 	if old&AdminMaint == 0 && n&AdminMaint != 0 {
-		s.op.Store(OpStopped)
+		s.setOpLocked(OpStopped)
 		s.Health.Store(0)
 		if cs := s.CheckState.Load(); cs&ChkStEnabled != 0 {
 			s.CheckState.Store(cs | ChkStPaused)
@@ -468,10 +468,34 @@ func (s *Server) leaveMaintLocked() {
 	switch t := s.tracked(); {
 	case t != nil && t.op.Load() == OpStopped:
 	case t != nil && t.op.Load() == OpStopping:
-		s.op.Store(OpStopping)
+		s.setOpLocked(OpStopping)
 	default:
-		s.op.Store(OpRunning)
+		s.setOpLocked(OpRunning)
 	}
+}
+
+// setOpLocked changes the operational state and keeps the down
+// transitions and the time spent down, which show stat reports.
+// s.mu must be held.
+func (s *Server) setOpLocked(op uint32) {
+	old := s.op.Swap(op)
+	switch {
+	case old != OpStopped && op == OpStopped:
+		s.ChkDown.Add(1)
+	case old == OpStopped && op != OpStopped:
+		if d := time.Now().Unix() - s.lastChange.Load(); d > 0 {
+			s.DownTime.Add(d)
+		}
+	}
+}
+
+// DownTimeNow is the time s has spent down, including the current period.
+func (s *Server) DownTimeNow(now int64) int64 {
+	d := s.DownTime.Load()
+	if s.op.Load() == OpStopped {
+		d += now - s.lastChange.Load()
+	}
+	return d
 }
 
 // trackers lists the servers whose `track` names s.
@@ -497,7 +521,7 @@ func (s *Server) SetOperational(op uint32) {
 	s.mu.Lock()
 	changed := false
 	if s.admin.Load()&AdminMaint == 0 && s.op.Load() != op {
-		s.op.Store(op)
+		s.setOpLocked(op)
 		changed = true
 	}
 	s.mu.Unlock()
@@ -960,12 +984,23 @@ func (p *Proxy) SetLiveMaxConn(n int) {
 	fireProxy(p, PxEvMaxConn)
 }
 
-// Process-wide limits changed at run time (set maxconn global,
-// set rate-limit ... global). Zero means "as configured".
-var (
-	liveGlobalMaxConn atomic.Int64
-	liveRateLimits    [4]atomic.Int64 // RateConnections, RateSessions, RateSSLSessions, RateCompression
-)
+// cfgRuntimeState holds the process-wide limits changed at run time
+// (set maxconn global, set rate-limit ... global); zero means "as
+// configured".
+type cfgRuntimeState struct {
+	maxconn    atomic.Int64
+	rateLimits [4]atomic.Int64 // RateConnections, RateSessions, RateSSLSessions, RateCompression
+}
+
+var cfgRT sync.Map // *Config -> *cfgRuntimeState
+
+func (c *Config) rt() *cfgRuntimeState {
+	if v, ok := cfgRT.Load(c); ok {
+		return v.(*cfgRuntimeState)
+	}
+	v, _ := cfgRT.LoadOrStore(c, &cfgRuntimeState{})
+	return v.(*cfgRuntimeState)
+}
 
 // Rate limits of `set rate-limit`.
 const (
@@ -978,7 +1013,7 @@ const (
 // GlobalMaxConn is the process maxconn in force: the one set at run time,
 // or the configured one (hard maxconn).
 func (c *Config) GlobalMaxConn() int {
-	if v := liveGlobalMaxConn.Load(); v > 0 {
+	if v := c.rt().maxconn.Load(); v > 0 {
 		return int(v)
 	}
 	return c.HardMaxConn()
@@ -994,13 +1029,13 @@ func (c *Config) HardMaxConn() int {
 
 // SetGlobalMaxConn changes the process maxconn; v <= 0 restores the
 // configured one.
-func (c *Config) SetGlobalMaxConn(v int) { liveGlobalMaxConn.Store(int64(max(v, 0))) }
+func (c *Config) SetGlobalMaxConn(v int) { c.rt().maxconn.Store(int64(max(v, 0))) }
 
 // RateLimit returns a process rate limit (0 = none).
-func RateLimit(which int) int { return int(liveRateLimits[which].Load()) }
+func (c *Config) RateLimit(which int) int { return int(c.rt().rateLimits[which].Load()) }
 
 // SetRateLimit changes a process rate limit.
-func SetRateLimit(which, v int) { liveRateLimits[which].Store(int64(v)) }
+func (c *Config) SetRateLimit(which, v int) { c.rt().rateLimits[which].Store(int64(v)) }
 
 // FindBackendRef looks up a backend by name or `#<id>`.
 func (c *Config) FindBackendRef(be string) *Proxy {

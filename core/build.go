@@ -142,6 +142,9 @@ func (b *builder) proxySection(s *config.Section) {
 	}
 	if tmpl != nil {
 		p.ProxyConf = copyProxyConf(tmpl.ProxyConf)
+		// Check rules come through the check package's inheritance.
+		p.CheckRules = nil
+		p.tmpl = tmpl
 	} else {
 		p.ProxyConf = defaultProxyConf()
 	}

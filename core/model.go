@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"goha/core/check"
 	"goha/core/diag"
 	"goha/core/http1"
 	"goha/core/pool"
@@ -103,6 +104,7 @@ type ProxyConf struct {
 	DefaultServer    ServerConf
 	CheckRules       []LineDef // option/tcp-check/http-check lines, in order, for core/check
 	Description      string
+	LogHealthChecks  bool
 }
 
 // Proxy is a frontend, a backend, a listen section (both) or a defaults
@@ -148,10 +150,12 @@ type Proxy struct {
 	// LB is the backend's picker; core owns it, the data path calls it.
 	// lbMu guards changes to the servers list at run time (add/del server);
 	// readers take a snapshot with ServerList.
-	lbMu    sync.Mutex
-	srvList atomic.Pointer[[]*Server]
-	nextSID int
-	rt      *backendRT // nil until the process starts
+	lbMu       sync.Mutex
+	srvList    atomic.Pointer[[]*Server]
+	nextSID    int
+	rt         *backendRT   // nil until the process starts
+	tmpl       *Proxy       // the defaults section this proxy was built from
+	checkRules *check.Rules // built after validation
 }
 
 // LineDef is a configuration line kept for a later compile step.
@@ -303,6 +307,7 @@ type Server struct {
 	served     atomic.Int64 // connections being served (for leastconn, maxconn, queues)
 
 	tls  *serverTLS             // TLS to the server; nil until the process starts
+	chk  *check.Server          // health and agent checks; nil when unchecked
 	idx  int                    // index in the backend's picker
 	pool *pool.Server[*srvConn] // idle connections; nil until the process starts
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"goha/core/check"
 	"goha/core/pool"
 	"io"
 	"os"
@@ -46,6 +47,7 @@ type Process struct {
 	globalMax    atomic.Int64
 	connFreed    chan struct{}
 	softStopping atomic.Bool
+	checks       *check.Scheduler
 	ctxOnce      sync.Once
 	ctx          context.Context
 
@@ -89,3 +91,12 @@ func (p *Process) Stop() {
 
 // Uptime is how long the process has run.
 func (p *Process) Uptime() time.Duration { return time.Since(p.Start) }
+
+// eventOut receives server state changes and other events HAProxy prints
+// on its standard error; set by the daemon.
+var eventOut io.Writer
+
+// SetEventOutput sets where server state changes are printed.
+func SetEventOutput(w io.Writer) { eventOut = w }
+
+func pidNow() int { return os.Getpid() }

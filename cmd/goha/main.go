@@ -198,6 +198,9 @@ func writePid(path string, pid int) error {
 
 // serve runs the configuration until a signal stops it.
 func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, stdout, stderr io.Writer) int {
+	if !o.quiet {
+		core.SetEventOutput(stderr)
+	}
 	stopProfile := startProfile()
 	defer stopProfile()
 	proc := core.NewProcess(cfg)

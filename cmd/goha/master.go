@@ -195,6 +195,9 @@ func (m *master) startWorker() (*exec.Cmd, error) {
 	cmd.Stdout = os.Stdout
 	cmd.Stderr = os.Stderr
 	cmd.ExtraFiles = m.extra
+	// A worker must not outlive its master, even one killed by SIGKILL:
+	// it would hold the listeners and the test harness's output pipe.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -60,26 +60,18 @@ type mw struct {
 	pid    string // pid file
 	mcli   string // master CLI socket
 	fe     string // address of the frontend the worker serves through fd 3
-	output *lockedBuffer
+	output output
 	done   chan struct{}
 	status *os.ProcessState
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
+// output is the processes' stdout and stderr, a file rather than a pipe:
+// exec.Cmd.Wait would otherwise also wait for every holder of the pipe.
+type output struct{ f *os.File }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+func (o output) String() string {
+	b, _ := os.ReadFile(o.f.Name())
+	return string(b)
 }
 
 // startMW starts goha -W -S <unix> -p <pidfile> with a frontend bound to an
@@ -115,12 +107,17 @@ frontend fe
 		t.Fatal(err)
 	}
 	m := &mw{dir: dir, pid: filepath.Join(dir, "pid"), mcli: filepath.Join(dir, "master.sock"),
-		fe: ln.Addr().String(), output: &lockedBuffer{}, done: make(chan struct{})}
+		fe: ln.Addr().String(), done: make(chan struct{})}
 	m.cmd = exec.Command(bin, "-d", "-W", "-S", m.mcli+",mode,600", "-f", cfg, "-p", m.pid)
 	m.cmd.Env = append(os.Environ(), "FE=3")
 	m.cmd.ExtraFiles = []*os.File{lf}
-	m.cmd.Stdout = m.output
-	m.cmd.Stderr = m.output
+	out, err := os.Create(filepath.Join(dir, "output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.output = output{out}
+	m.cmd.Stdout = out
+	m.cmd.Stderr = out
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +130,15 @@ frontend fe
 		select {
 		case <-m.done:
 		default:
-			m.cmd.Process.Kill()
-			<-m.done
+			m.cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case <-m.done:
+			case <-time.After(5 * time.Second):
+				m.cmd.Process.Kill()
+				<-m.done
+			}
 		}
+		out.Close()
 	})
 	// Ready when the pid file names the master and the master CLI answers.
 	deadline := time.Now().Add(5 * time.Second)

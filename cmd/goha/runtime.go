@@ -60,6 +60,22 @@ func startRuntime(proc *core.Process, startup *ring.Ring) error {
 		}
 		return out
 	}
+	runtime.CheckInfo = func(s *core.Server) runtime.CheckResult {
+		var cr runtime.CheckResult
+		cr.Duration = -1
+		cr.AgentDur = -1
+		h, a := s.CheckSnapshots()
+		if h != nil {
+			st, _, _, desc, last := h.StatColumns(false)
+			cr.Status, cr.Code, cr.Duration, cr.Desc, cr.LastChk = st, h.Code, h.Duration, desc, last
+		}
+		if a != nil {
+			st, _, _, desc, last := a.StatColumns(true)
+			cr.AgentStat, cr.AgentCode, cr.AgentDur, cr.AgentDesc, cr.LastAgt = st, a.Code, a.Duration, desc, last
+			cr.AgentRise, cr.AgentFall, cr.AgentHealt = a.Rise, a.Fall, a.Health
+		}
+		return cr
+	}
 	_, err := runtime.Serve(proc)
 	return err
 }

@@ -1,0 +1,339 @@
+package core
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"goha/core/check"
+	"goha/core/diag"
+)
+
+// Health checks: the check package runs probes and keeps rise/fall state;
+// core builds the rulesets after validation (check options may follow the
+// server lines, so HAProxy initialises checks only then), applies verdicts
+// to server states and reports them in logs.
+
+func init() {
+	registerPostCheck(buildChecks)
+	startHooks = append(startHooks, startChecks)
+	AddServerHook(checkSettingsChanged)
+	registerKeywords(
+		option("log-health-checks", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.LogHealthChecks }),
+	)
+}
+
+// buildChecks builds every backend's check rules and every checked
+// server's check configuration.
+func buildChecks(b *builder) {
+	cbs := map[*Proxy]*check.Backend{}
+	var backendOf func(p *Proxy) *check.Backend
+	backendOf = func(p *Proxy) *check.Backend {
+		if cb, ok := cbs[p]; ok {
+			return cb
+		}
+		cb := check.NewBackend(p.Name, p.Cap&CapDefaults != 0)
+		if p.tmpl != nil {
+			cb.InheritFrom(backendOf(p.tmpl))
+		}
+		for _, r := range p.CheckRules {
+			var err error
+			words := r.Words
+			switch words[0] {
+			case "tcp-check":
+				err = cb.TCPCheck(words)
+			case "http-check":
+				err = cb.HTTPCheck(words)
+			default:
+				err = cb.Option(words)
+			}
+			if err != nil {
+				var w *check.Warning
+				if errors.As(err, &w) {
+					b.d.Warnf(r.Pos, "%s", err.Error())
+				} else {
+					b.d.Alertf(r.Pos, "%s", err.Error())
+				}
+			}
+		}
+		cbs[p] = cb
+		return cb
+	}
+	for _, p := range b.cfg.Proxies {
+		if !p.IsBackend() {
+			continue
+		}
+		cb := backendOf(p)
+		rules, warns, err := cb.Finalize(capName(p.Cap))
+		for _, w := range warns {
+			b.d.Add(diag.Diag{Sev: diag.Warning, Pos: p.Pos, Msg: w})
+		}
+		if err != nil {
+			b.d.Add(diag.Diag{Sev: diag.Alert, Pos: p.Pos, Msg: err.Error()})
+			continue
+		}
+		p.checkRules = rules
+	}
+}
+
+// checkReporter receives a server's check results.
+type checkReporter struct{ s *Server }
+
+// checkSettings turns a server's configuration into the check package's.
+func (s *Server) checkConfig() check.ServerConfig {
+	p := s.Proxy
+	hs := check.Settings{
+		Inter: s.Inter, FastInter: s.FastInter, DownInter: s.DownInter,
+		Rise: s.Rise, Fall: s.Fall, Addr: s.CheckAddr, Port: s.CheckPort,
+		SSL: s.CheckSSL || (s.SSL == 1 && s.CheckPort == 0 && s.CheckAddr == ""),
+		SNI: s.CheckSNI, SendProxy: s.CheckSendProxy || ((s.SendProxy || s.SendProxyV2) && s.CheckPort == 0 && s.CheckAddr == ""),
+	}
+	if hs.SSL {
+		hs.TLS = &tls.Config{InsecureSkipVerify: true}
+		if tc := s.tlsConfig(); tc != nil {
+			hs.TLS = tc.Clone()
+		}
+		if hs.SNI != "" {
+			hs.TLS.ServerName = hs.SNI
+		}
+	}
+	as := check.Settings{
+		Inter: s.AgentInter, Rise: 1, Fall: 1, Addr: s.AgentAddr, Port: s.AgentPort, AgentSend: s.AgentSend,
+	}
+	if as.Inter == 0 {
+		as.Inter = s.Inter
+	}
+	o := check.ServerOptions{Check: s.Check, AgentCheck: s.Agent, Health: hs, Agent: as,
+		ErrorLimit: s.ErrorLimit}
+	switch s.Observe {
+	case "layer4":
+		o.Observe = check.ObserveLayer4
+	case "layer7":
+		o.Observe = check.ObserveLayer7
+	}
+	switch s.OnError {
+	case "fastinter":
+		o.OnError = check.OnErrorFastInter
+	case "fail-check":
+		o.OnError = check.OnErrorFailCheck
+	case "sudden-death":
+		o.OnError = check.OnErrorSuddenDeath
+	case "mark-down":
+		o.OnError = check.OnErrorMarkDown
+	}
+	a := s.Addr()
+	host := ""
+	if a.IP.IsValid() {
+		host = a.IP.String()
+	}
+	cfg := o.Config(p.Name, s.Name, host, a.Port, p.checkRules, check.Timeouts{Connect: p.Timeouts.Connect, Check: p.Timeouts.Check})
+	cfg.Disabled = s.Disabled
+	return cfg
+}
+
+// startChecks builds the checks of every checked server and starts the
+// scheduler, spreading first probes over the interval.
+func startChecks(proc *Process) error {
+	var list []*check.Server
+	for _, p := range proc.Conf.Proxies {
+		if !p.IsBackend() {
+			continue
+		}
+		for _, s := range p.ServerList() {
+			if !s.Check && !s.Agent {
+				continue
+			}
+			s.chk = check.NewServer(s.checkConfig(), checkReporter{s})
+			list = append(list, s.chk)
+		}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	proc.checks = check.NewScheduler(proc.Conf.Global.SpreadChecks, 0)
+	if err := proc.checks.Start(list); err != nil {
+		return err
+	}
+	proc.OnStop(proc.checks.Stop)
+	return nil
+}
+
+// CheckResult applies a probe's verdict to the server, as HAProxy's
+// srv_set_stopped/running/stopping do.
+func (r checkReporter) CheckResult(rep check.Report) {
+	s := r.s
+	if rep.FailedCheck {
+		s.ChkFail.Add(1)
+	}
+	if !rep.Agent {
+		s.Health.Store(int32(rep.Health))
+		s.CheckStatus.Store(int32(rep.Outcome.Status))
+		s.CheckResult.Store(int32(rep.Outcome.Status.Result()))
+	}
+	p := s.Proxy
+	if rep.Logged && p.LogHealthChecks {
+		p.logEvent(check.CheckLogText(&rep, s.Backup, p.Name, s.Name, s.UWeight() == 0), 6)
+	}
+	if s.AdminState()&AdminMaint != 0 {
+		return
+	}
+	var ev check.StateEvent
+	var op uint32
+	switch rep.Verdict {
+	case check.VerdictDown:
+		ev, op = check.EventDown, OpStopped
+	case check.VerdictUp:
+		ev, op = check.EventUp, OpRunning
+	case check.VerdictStopping:
+		ev, op = check.EventStopping, OpStopping
+	default:
+		return
+	}
+	if s.OpState() == op {
+		return
+	}
+	if op == OpStopped {
+		s.ChkDown.Add(1)
+	}
+	s.SetOperational(op)
+	if s.chk != nil {
+		s.chk.SetOpState(check.OpState(op))
+	}
+	why := check.Reason{Check: &rep.Outcome}
+	if p.LogHealthChecks {
+		why = check.Reason{}
+	}
+	act, bck := p.usableCounts()
+	p.logEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, why,
+		check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), 4)
+	if act == 0 && bck == 0 && op == OpStopped {
+		p.logEvent(check.NoServerText(capName(p.Cap), p.Name, true), 0)
+	}
+}
+
+// ApplyAgent applies what an agent asked for: admin state, weight, maxconn.
+func (r checkReporter) ApplyAgent(_ *check.Server, a *check.AgentReply) string {
+	s := r.s
+	switch a.Admin {
+	case "ready":
+		s.SetReady()
+	case "drain":
+		s.SetDrain()
+	case "maint":
+		s.SetMaint()
+	}
+	warn := ""
+	if a.Weight != "" {
+		if w, err := s.ParseWeight(a.Weight); err != nil {
+			warn = err.Error()
+		} else {
+			s.SetWeight(w)
+		}
+	}
+	if a.Maxconn != "" {
+		n, err := strconv.Atoi(a.Maxconn)
+		if err != nil || n < 0 {
+			if warn == "" {
+				warn = "maxconn string empty or preceded by garbage"
+			}
+		} else {
+			s.SetMaxConn(n)
+		}
+	}
+	return warn
+}
+
+func (p *Proxy) usableCounts() (act, bck int) {
+	for _, s := range p.ServerList() {
+		if s.LBUsable() {
+			if s.Backup {
+				bck++
+			} else {
+				act++
+			}
+		}
+	}
+	return
+}
+
+// logEvent reports a server or proxy event as HAProxy does: on the
+// process's alert output and to the proxy's log targets.
+func (p *Proxy) logEvent(msg string, level int) {
+	if out := eventOut; out != nil {
+		tag := "[WARNING]  "
+		if level <= 3 {
+			tag = "[ALERT]    "
+		} else if level >= 5 {
+			tag = "[NOTICE]   "
+		}
+		fmt.Fprintf(out, "%s(%d) : %s\n", tag, pidNow(), msg)
+	}
+	p.sendLog([]byte(msg), level)
+}
+
+// checkSettingsChanged keeps the check engine in step with run-time
+// changes made through the stats socket.
+func checkSettingsChanged(s *Server, ev ServerEvent) {
+	c := s.chk
+	if c == nil {
+		return
+	}
+	switch ev {
+	case SrvEvCheck:
+		if c.Health != nil {
+			if s.CheckState.Load()&ChkStEnabled != 0 {
+				c.Health.Enable()
+			} else {
+				c.Health.Disable()
+			}
+		}
+		if c.Agent != nil {
+			if s.AgentState.Load()&ChkStEnabled != 0 {
+				c.Agent.Enable()
+			} else {
+				c.Agent.Disable()
+			}
+		}
+		ca, cp, aa, ap, _ := s.Targets()
+		_, _, send := s.AgentTarget()
+		if c.Health != nil {
+			c.Health.SetAddr(ca)
+			c.Health.SetPort(cp)
+		}
+		if c.Agent != nil {
+			c.Agent.SetAddr(aa)
+			c.Agent.SetPort(ap)
+			c.Agent.SetAgentSend(send)
+		}
+	case SrvEvAddr:
+		a := s.Addr()
+		host := ""
+		if a.IP.IsValid() {
+			host = a.IP.String()
+		}
+		c.SetAddr(host, a.Port)
+	case SrvEvState:
+		if s.AdminState()&AdminMaint != 0 {
+			c.EnterMaint()
+		} else {
+			c.LeaveMaint()
+		}
+	}
+}
+
+// CheckSnapshots reports the health and agent checks' last results.
+func (s *Server) CheckSnapshots() (health, agent *check.CheckState) {
+	if s.chk == nil {
+		return nil, nil
+	}
+	if s.chk.Health != nil {
+		h := s.chk.Health.Snapshot()
+		health = &h
+	}
+	if s.chk.Agent != nil {
+		a := s.chk.Agent.Snapshot()
+		agent = &a
+	}
+	return
+}
