@@ -161,7 +161,7 @@ func cmdSetRateLimit(c *Ctx) {
 		c.Err("Value out of range.")
 		return
 	}
-	core.SetRateLimit(which, v)
+	c.Proc.Conf.SetRateLimit(which, v)
 }
 
 // cmdClearCounters resets the maxima (operator), or every counter with

@@ -184,26 +184,26 @@ func TestBadClients(t *testing.T) {
 	goroutines := goruntime.NumGoroutine()
 
 	// A 1 MB line gets HAProxy 3.2's message, then the connection closes.
-	c := ts.dial(t)
+	lc := ts.dial(t)
 	go func() {
-		io.WriteString(c, strings.Repeat("x", 1<<20)+"\n")
+		io.WriteString(lc, strings.Repeat("x", 1<<20)+"\n")
 	}()
-	b, _ := io.ReadAll(c)
-	c.Close()
+	b, _ := io.ReadAll(lc)
+	lc.Close()
 	if string(b) != tooBig {
 		t.Errorf("long line: %q", b)
 	}
 
 	// So does a payload that would not fit in a buffer.
-	c = ts.dial(t)
+	pc := ts.dial(t)
 	go func() {
-		io.WriteString(c, "show version <<\n")
+		io.WriteString(pc, "show version <<\n")
 		for i := 0; i < 100; i++ {
-			io.WriteString(c, strings.Repeat("p", 1000)+"\n")
+			io.WriteString(pc, strings.Repeat("p", 1000)+"\n")
 		}
 	}()
-	b, _ = io.ReadAll(c)
-	c.Close()
+	b, _ = io.ReadAll(pc)
+	pc.Close()
 	if string(b) != tooBig {
 		t.Errorf("long payload: %q", b)
 	}
@@ -224,7 +224,7 @@ func TestBadClients(t *testing.T) {
 	}
 
 	// An idle client is closed after the stats timeout, without a word.
-	c = ts.dial(t)
+	c := ts.dial(t)
 	start := time.Now()
 	b, _ = io.ReadAll(c)
 	c.Close()

@@ -430,10 +430,10 @@ func (d *statDumper) frontendRow(p *core.Proxy) {
 		for i := 0; i < 6; i++ {
 			r.u(39+i, c.Hrsp[i].Load())
 		}
-		r.u(46, c.ReqRate.Rate(d.now))
-		r.u(47, c.ReqRateMax.Load())
-		r.u(48, c.ReqTot.Load())
 	}
+	r.u(46, c.ReqRate.Rate(d.now))
+	r.u(47, c.ReqRateMax.Load())
+	r.u(48, c.ReqTot.Load())
 	for i := 51; i <= 54; i++ {
 		r.u(i, 0)
 	}
@@ -441,12 +441,14 @@ func (d *statDumper) frontendRow(p *core.Proxy) {
 	r.u(77, c.ConnR.Rate(d.now))
 	r.u(78, c.ConnRateMax.Load())
 	r.u(79, c.ConnTot.Load())
-	r.u(80, c.Intercepted.Load())
+	if http {
+		r.u(80, c.Intercepted.Load())
+		r.u(86, 0)
+		r.u(87, 0)
+	}
 	r.u(81, c.Dcon.Load())
 	r.u(82, c.Dses.Load())
 	r.u(83, c.Wrew.Load())
-	r.u(86, 0)
-	r.u(87, 0)
 	r.u(94, c.Eint.Load())
 	for i := modSSL; i < modEnd; i++ {
 		r.u(i, 0)
@@ -562,8 +564,10 @@ func (d *statDumper) backendRow(p *core.Proxy) {
 	r.u(83, c.Wrew.Load())
 	r.u(84, c.Connect.Load())
 	r.u(85, c.Reuse.Load())
-	r.u(86, 0)
-	r.u(87, 0)
+	if http {
+		r.u(86, 0)
+		r.u(87, 0)
+	}
 	r.u(94, c.Eint.Load())
 	r.u(99, uw)
 	r.u(100, 0)
@@ -740,11 +744,7 @@ func (d *statDumper) serverRow(s *core.Server) {
 	}
 	r.u(23, d.now.Unix()-s.LastChange())
 	if chk {
-		dt := s.DownTime.Load()
-		if s.OpState() == core.OpStopped {
-			dt += d.now.Unix() - s.LastChange()
-		}
-		r.u(24, dt)
+		r.u(24, s.DownTimeNow(d.now.Unix()))
 	}
 	if s.MaxQueue > 0 {
 		r.u(25, int64(s.MaxQueue))
@@ -767,7 +767,8 @@ func (d *statDumper) serverRow(s *core.Server) {
 	if CheckInfo != nil && (chk || agt) {
 		cr = CheckInfo(s)
 	}
-	if chk {
+	// Check details are hidden while checks are paused (maintenance).
+	if chk && s.CheckState.Load()&core.ChkStPaused == 0 {
 		st := int(s.CheckStatus.Load())
 		name, desc := "", ""
 		if st >= 0 && st < len(checkStatus) {

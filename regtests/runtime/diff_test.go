@@ -75,7 +75,9 @@ var levels = []string{"admin", "operator", "user"}
 
 // start runs haproxy and goha on the same configuration; state changes
 // made through one are never seen by the other.
-func start(t *testing.T) *pair {
+func start(t *testing.T) *pair { return startWith(t, cfgTmpl) }
+
+func startWith(t *testing.T, tmpl string) *pair {
 	hap, err := exec.LookPath("haproxy")
 	if err != nil {
 		hap = "/usr/sbin/haproxy"
@@ -95,8 +97,11 @@ func start(t *testing.T) *pair {
 		}
 		return b.String()
 	}
-	hcfg := fmt.Sprintf(cfgTmpl, append([]any{sockLines("h-")}, ports...)...)
-	gcfg := fmt.Sprintf(cfgTmpl, append([]any{sockLines("g-")}, ports...)...)
+	if !strings.Contains(tmpl, "%[") {
+		ports = ports[:strings.Count(tmpl, "%d")]
+	}
+	hcfg := fmt.Sprintf(tmpl, append([]any{sockLines("h-")}, ports...)...)
+	gcfg := fmt.Sprintf(tmpl, append([]any{sockLines("g-")}, ports...)...)
 	os.WriteFile(filepath.Join(dir, "h.cfg"), []byte(hcfg), 0o644)
 	cmd := exec.Command(hap, "-db", "-f", filepath.Join(dir, "h.cfg"))
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
@@ -364,6 +369,70 @@ func TestSuggestions(t *testing.T) {
 		got := runtime.UsageText(cmds, args, isHelp) + "\n"
 		if want != got {
 			t.Errorf("%q:\n--- haproxy:\n%s--- goha rules:\n%s", in, want, got)
+		}
+	}
+}
+
+const trackTmpl = `global
+    maxconn 1000
+%[1]s
+defaults
+    mode tcp
+    timeout connect 1s
+    timeout client 5s
+    timeout server 5s
+frontend fe4
+    bind 127.0.0.1:%[2]d
+    default_backend be4
+backend be4
+    server k1 127.0.0.1:%[2]d check inter 1h
+    server k2 127.0.0.1:%[3]d track k1
+backend be5
+    server k3 127.0.0.1:%[4]d track be4/k1 weight 5
+`
+
+var checkSuffix = regexp.MustCompile(`(UP|DOWN|NOLB|DRAIN) [0-9]/[0-9]`)
+
+// maskChecks hides what HAProxy's first health check of k1 changes.
+func maskChecks(s string) string {
+	s = checkSuffix.ReplaceAllString(s, "$1")
+	lines := strings.Split(s, "\n")
+	for i, ln := range lines {
+		if strings.Count(ln, ",") > 100 && !strings.HasPrefix(ln, "#") {
+			f := strings.Split(ln, ",")
+			if f[1] == "k1" {
+				// Results of HAProxy's check, present only while checks run.
+				for _, j := range []int{36, 37, 38, 56, 65, 69, 98} {
+					if f[j] != "" || f[36] != "" {
+						f[j] = "C"
+					}
+				}
+			}
+			lines[i] = strings.Join(f, ",")
+		} else if f := strings.Split(ln, " "); len(f) == 25 && ln[0] >= '0' && ln[0] <= '9' {
+			f[10], f[11], f[12] = "C", "C", "C"
+			lines[i] = strings.Join(f, " ")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestTrack compares how maintenance, drain and health changes reach the
+// servers that track another one.
+func TestTrack(t *testing.T) {
+	p := startWith(t, trackTmpl)
+	// k1's address is HAProxy's own frontend, so that its first check
+	// passes.
+	for _, c := range []string{"show stat", "show servers state",
+		"set server be4/k2 health down", "set server be4/k1 state maint", "show stat", "show servers state",
+		"set server be4/k1 state drain", "show stat", "show servers state", "set server be4/k1 state ready",
+		"show stat", "set server be4/k2 state maint", "set server be4/k1 state maint", "set server be4/k1 state ready",
+		"show stat", "show servers state", "set server be4/k2 state ready", "set server be4/k1 health down",
+		"show stat", "show servers state", "set server be4/k1 health up", "show stat", "show servers state"} {
+		h, g := p.both(t, "admin", c+"\n")
+		h, g = maskChecks(maskTimes(mask(h))), maskChecks(maskTimes(mask(g)))
+		if h != g {
+			t.Errorf("%q:\n--- haproxy:\n%s--- goha:\n%s", c, h, g)
 		}
 	}
 }
