@@ -98,7 +98,7 @@ const (
 	FlagExpect100                          // Expect: 100-continue (requests)
 	FlagForceClose                         // framing requires closing after this exchange (CL+TE, TE on HTTP/1.0)
 	FlagHost                               // a Host header is present (requests)
-	FlagAbsoluteURI                        // request target in absolute-form
+	FlagAbsoluteURI                        // request target in absolute-form (with a scheme)
 	FlagRewrite                            // the head must not be forwarded verbatim (see Head.Raw)
 )
 
