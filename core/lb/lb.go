@@ -19,9 +19,12 @@ const (
 // Server is what an algorithm knows of one server of the backend. Servers are
 // named by their index in the backend's list (declaration order).
 type Server struct {
-	// ID is HAProxy's puid: the server's "id" (1-based, declaration order
-	// unless set). "first" serves in ID order and consistent hashing derives
-	// the server's points on the ring from it. 0 means index+1.
+	// ID is HAProxy's puid: the server's "id", or the number HAProxy
+	// assigns (the first free one from the server's position, 1-based).
+	// "first" serves in ID order and consistent hashing derives the
+	// server's points on the ring from it. 0 means index+1, except that
+	// consistent hashing seeds the points of a server given to Add with
+	// ID 0 with 0, as HAProxy 2.6 does for "add server" without "id".
 	ID int
 	// Weight is the user weight, 0..256 (HAProxy's uweight). 0 takes the
 	// server out of rotation.
@@ -79,7 +82,11 @@ type Picker interface {
 	// initial weight, and dynamic servers, are accepted (HAProxy's
 	// BE_LB_PROP_DYN).
 	Dynamic() bool
-	// Name is the algorithm's name for "show stat" (HAProxy's algo column).
+	// Name is the algorithm's name: "roundrobin", "static-rr",
+	// "leastconn", "first", "source", "uri", "url_param", "hdr",
+	// "random", "vnswrr". For the algo column of "show stat", use
+	// Algo.StatName, which prints "unknown" for random as HAProxy 2.6
+	// does.
 	Name() string
 }
 
