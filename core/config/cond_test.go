@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -201,6 +202,34 @@ func TestHasFeature(t *testing.T) {
 	for _, tt := range tests {
 		if got := hasFeature(f, tt.name); got != tt.want {
 			t.Errorf("hasFeature(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// Random conditions run through HAProxy 2.6.12 (`haproxy -c`, WHO=world),
+// with the message and position it printed.
+func TestConditionRandomAgainstHAProxy(t *testing.T) {
+	tests := []struct {
+		line string
+		msg  string
+		pos  int
+	}{
+		{`.if feature(QUIC)0&`, "unexpected character '0' at the end of conditional expression 'feature(QUIC)0&'", 14},
+		{`.if \&&`, `unparsable conditional expression '\&&'`, 1},
+		{`.if -0,||&&`, "unexpected character ',' at the end of conditional expression '-0,||&&'", 3},
+		{`.if |-`, "unparsable conditional expression '|-'", 1},
+		{`.if feature(QUIC)-1||definedstreq(a,a)defined(00x1`, "unexpected character '-' at the end of conditional expression 'feature(QUIC)-1||definedstreq(a,a)defined(00x1'", 14},
+		{`.if defined(WHO)streq(a,a)`, "unexpected character 's' at the end of conditional expression 'defined(WHO)streq(a,a)'", 13},
+		{`.if (streq(a,a)`, "expected ')' after conditional expression '(streq(a,a)'", 1},
+		{`.if  defined(NOPE)defined! )defined(WHO)`, "unexpected character 'd' at the end of conditional expression 'defined(NOPE)defined! )defined(WHO)'", 14},
+		{`.if "${WHO}""${WHO}")\ `, "unparsable conditional expression 'worldworld) '", 1},
+	}
+	for _, tt := range tests {
+		_, d := parseString(t, "global\n"+tt.line+"\n.endif\n")
+		all := d.All()
+		want := tt.msg + " in '.if' at position " + strconv.Itoa(tt.pos) + ":"
+		if len(all) != 1 || !strings.HasPrefix(all[0].Msg, want) {
+			t.Errorf("%s:\n got %s\nwant %s", tt.line, renderDiags(d), want)
 		}
 	}
 }
