@@ -230,24 +230,3 @@ func TestOneShotWatch(t *testing.T) {
 		return done && status == "0"
 	})
 }
-
-// A session closed by the server's idle timeout is reopened for the next
-// command, which is not lost.
-func TestShellIdleTimeout(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "s")
-	cfg := filepath.Join(dir, "haproxy.cfg")
-	os.WriteFile(cfg, []byte("global\n    stats socket "+sock+" level admin\n    stats timeout 300ms\nbackend web\n    server s1 127.0.0.1:1\n"), 0o600)
-	startProxy(t, haproxyPath(t), cfg, sock)
-	p := newPane(t, t.TempDir(), "-S", sock)
-	// The session may already have timed out while the pane started.
-	if out := p.run("set weight web/s1 9"); strings.Contains(out, "cannot") || strings.Contains(out, "lost") {
-		t.Fatalf("set weight: %q", out)
-	}
-	time.Sleep(1500 * time.Millisecond) // well past the server's stats timeout
-	out := p.run("get weight web/s1")
-	if !strings.Contains(out, "reconnecting") || !strings.HasSuffix(out, "9 (initial 1)\n") {
-		t.Errorf("after the idle timeout: %q; screen:\n%s", out, p.capture(false))
-	}
-}
