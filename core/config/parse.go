@@ -305,6 +305,9 @@ func (p *parser) file(name string, data []byte) {
 			raw = raw[:nul]
 		}
 		p.line(fs, raw)
+		if p.stop {
+			break // an .alert: HAProxy reports nothing more
+		}
 		switch {
 		case nul >= 0:
 			// HAProxy reads the line up to the NUL, then stops reading the
