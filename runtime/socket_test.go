@@ -244,7 +244,7 @@ func TestBadClients(t *testing.T) {
 	c.Close()
 
 	// Everything started for those clients ends.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for goruntime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -297,7 +297,7 @@ func TestConcurrentShowStat(t *testing.T) {
 	if bad > 0 || total == 0 {
 		t.Errorf("%d bad replies out of %d", bad, total)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for (goruntime.NumGoroutine() > goroutines || openFDs() > fds) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
