@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,6 +56,8 @@ frontend fe
     http-request deny if { path_beg /deny }
     use_backend ok if { path_beg /ok }
     use_backend srv if { path_beg /srv }
+    use_backend srv if { path_beg /fwd }
+    option forwardfor
     default_backend nosrv
 backend nosrv
 backend ok
@@ -236,6 +240,95 @@ func TestResponsesAgainstHAProxy(t *testing.T) {
 		hs, _ := exchange(t, addr, "GET /srv HTTP/1.1\r\nHost: a\r\n\r\n")
 		if (hs != 502) != v.ok {
 			t.Errorf("%s: haproxy answered %d, table says relayed=%v", v.name, hs, v.ok)
+		}
+	}
+}
+
+// canonical renders a head as HAProxy forwards it: lower-case names.
+func canonical(t *testing.T, raw []byte) string {
+	var h Head
+	h.MaxSize = len(raw) + 1
+	if _, err := h.ParseRequest(raw); err != nil {
+		t.Fatalf("%q: %v", raw, err)
+	}
+	var b strings.Builder
+	b.WriteString(string(h.MethodBytes()) + " " + string(h.URI()) + " " + string(h.Version()) + "\n")
+	for i := 0; i < h.NumFields(); i++ {
+		if h.Deleted(i) {
+			continue
+		}
+		n, v := h.Field(i)
+		b.WriteString(strings.ToLower(string(n)) + ": " + string(v) + "\n")
+	}
+	return b.String()
+}
+
+// TestForwardedHeadAgainstHAProxy captures the head HAProxy sends to a
+// server (http-keep-alive mode, option forwardfor) and compares it with the
+// head the Rewriter builds for the same request, header name case aside.
+func TestForwardedHeadAgainstHAProxy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	heads := make(chan []byte, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			var got []byte
+			buf := make([]byte, 4096)
+			for !bytes.Contains(got, []byte("\r\n\r\n")) {
+				n, err := c.Read(buf)
+				got = append(got, buf[:n]...)
+				if err != nil {
+					break
+				}
+			}
+			end := bytes.Index(got, []byte("\r\n\r\n"))
+			if end >= 0 {
+				got = got[:end+4]
+			}
+			heads <- got
+			c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	addr := startHAProxyWith(t, ln.Addr().String())
+	reqs := []string{
+		"GET /fwd HTTP/1.0\r\nX-A: 1\r\n\r\n",
+		"GET /fwd HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+		"GET /fwd HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+		"POST /fwd HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
+		"POST /fwd HTTP/1.1\r\nHost: a\r\nContent-Length: 1, 1\r\n\r\nx",
+		"POST /fwd HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
+		"POST /fwd HTTP/1.1\r\nHost: a\r\nConnection: upgrade, keep-alive\r\nUpgrade: h2c\r\nX-A: 1\r\nContent-Length: 1\r\n\r\nx",
+		"GET /fwd HTTP/1.1\r\nHost: a\r\nX-Fold: a\r\n  b\r\nHost: a\r\n\r\n",
+		"GET  /fwd\tHTTP/1.1\nHost: a\nX-B:  spaced  \n\n",
+	}
+	for _, raw := range reqs {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte(raw))
+		theirs := <-heads
+		c.Close()
+
+		var h Head
+		buf := []byte(raw)
+		if _, err := h.ParseRequest(buf); err != nil {
+			t.Fatalf("%q: %v", raw, err)
+		}
+		var rw Rewriter
+		rw.AddForwardedFor("", netip.MustParseAddr("127.0.0.1"))
+		rw.SetConnection(&h, ConnForRequest(&h, true))
+		ours := rw.Head(&h)
+		if got, want := canonical(t, ours), canonical(t, theirs); got != want {
+			t.Errorf("%q:\nhaproxy sends %q\ngoha sends    %q", raw, want, got)
 		}
 	}
 }

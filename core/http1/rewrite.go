@@ -19,6 +19,7 @@ type Rewriter struct {
 	extra  []byte // queued "name: value\r\n" lines
 	uri    []byte // replacement request target, if any
 	setURI bool
+	conn   ConnValue // Connection value, written after every other field
 	vec    [2][]byte
 	bufs   net.Buffers
 
@@ -33,6 +34,7 @@ func (rw *Rewriter) Reset() {
 	rw.extra = rw.extra[:0]
 	rw.out = rw.out[:0]
 	rw.setURI = false
+	rw.conn = ConnNone
 }
 
 // Add queues a header field to append.
@@ -88,7 +90,8 @@ const (
 
 // SetConnection removes the close and keep-alive tokens from every
 // Connection field (other tokens, such as upgrade, stay; a field left empty
-// is deleted), then queues the Connection value for the mode. This is what
+// is deleted), then sets the Connection value for the mode, which Head
+// writes after every other field whatever the call order. This is what
 // HAProxy's H1 layer does to every outgoing head.
 func (rw *Rewriter) SetConnection(h *Head, v ConnValue) {
 	for i := h.Index("connection", 0); i >= 0; i = h.Index("connection", i+1) {
@@ -124,17 +127,12 @@ func (rw *Rewriter) SetConnection(h *Head, v ConnValue) {
 			h.Flags |= FlagRewrite
 		}
 	}
-	switch v {
-	case ConnClose:
-		rw.AddString("Connection", "close")
-	case ConnKeepAlive:
-		rw.AddString("Connection", "keep-alive")
-	}
+	rw.conn = v
 }
 
 // Modified reports whether Head would return anything but h.Raw().
 func (rw *Rewriter) Modified(h *Head) bool {
-	return h.Flags&FlagRewrite != 0 || len(rw.extra) > 0 || rw.setURI
+	return h.Flags&FlagRewrite != 0 || len(rw.extra) > 0 || rw.setURI || rw.conn != ConnNone
 }
 
 // Head returns the head to send: h.Raw() itself when nothing changed,
@@ -175,6 +173,12 @@ func (rw *Rewriter) Head(h *Head) []byte {
 		o = append(o, "\r\n"...)
 	}
 	o = append(o, rw.extra...)
+	switch rw.conn {
+	case ConnClose:
+		o = append(o, "Connection: close\r\n"...)
+	case ConnKeepAlive:
+		o = append(o, "Connection: keep-alive\r\n"...)
+	}
 	o = append(o, "\r\n"...)
 	rw.out = o
 	return o

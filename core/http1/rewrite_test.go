@@ -41,7 +41,7 @@ func TestRewriteHead(t *testing.T) {
 	rw.AddForwardedFor("", netip.MustParseAddr("::ffff:192.0.2.7"))
 	rw.Set(h, "Host", []byte("b"))
 	want := "POST /a?b HTTP/1.1\r\nConnection: Upgrade\r\nContent-Length: 2\r\n" +
-		"Connection: close\r\nX-Forwarded-For: 192.0.2.7\r\nHost: b\r\n\r\n"
+		"X-Forwarded-For: 192.0.2.7\r\nHost: b\r\nConnection: close\r\n\r\n"
 	// The upgrade with a body lost its Upgrade field at parse time.
 	if got := string(rw.Head(h)); got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
