@@ -233,3 +233,13 @@ func TestConditionRandomAgainstHAProxy(t *testing.T) {
 		}
 	}
 }
+
+func TestEvalConditionAPI(t *testing.T) {
+	opts := Options{Getenv: testEnv, Features: []string{"OPENSSL"}}
+	if v, err := EvalCondition("defined(WHO) && feature(OPENSSL) && version_atleast(2.6)", opts); err != nil || !v {
+		t.Errorf("got %v %v, want true", v, err)
+	}
+	if _, err := EvalCondition("1 2", opts); err == nil || !strings.Contains(err.Error(), "unexpected character '2'") {
+		t.Errorf("got %v", err)
+	}
+}
