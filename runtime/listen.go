@@ -163,13 +163,35 @@ var socketArgs = map[string]int{
 	"level": 1, "severity-output": 1, "expose-fd": 1, "maxconn": 1, "mode": 1,
 	"uid": 1, "gid": 1, "user": 1, "group": 1, "name": 1, "backlog": 1, "id": 1,
 	"process": 1, "thread": 1, "interface": 1, "namespace": 1, "nice": 1, "label": 1,
+	"prefix": 1,
 }
 
-// Open opens one `stats socket` line and serves it.
+// Open opens one `stats socket` line and serves it. The global
+// `unix-bind` settings give UNIX sockets their default prefix, mode and
+// owner.
 func (s *Server) Open(ss core.StatsSocket) error {
+	ub, err := ParseSocketArgs(s.proc.Conf.Global.UnixBind)
+	if err != nil {
+		return err
+	}
+	prefix := ""
+	for i, w := range s.proc.Conf.Global.UnixBind {
+		if w == "prefix" && i+1 < len(s.proc.Conf.Global.UnixBind) {
+			prefix = s.proc.Conf.Global.UnixBind[i+1]
+		}
+	}
 	o, err := ParseSocketArgs(ss.Args)
 	if err != nil {
 		return err
+	}
+	if o.Mode == 0 {
+		o.Mode = ub.Mode
+	}
+	if o.UID < 0 {
+		o.UID = ub.UID
+	}
+	if o.GID < 0 {
+		o.GID = ub.GID
 	}
 	addr := ss.Addr
 	var si *socketInfo
@@ -217,7 +239,7 @@ func (s *Server) Open(ss core.StatsSocket) error {
 			si = &socketInfo{ln: ln}
 			break
 		}
-		si, err = listenUnix(path, o)
+		si, err = listenUnix(prefix+path, o)
 		if err != nil {
 			return err
 		}

@@ -128,6 +128,25 @@ func TestUnixSocketModeAndReplace(t *testing.T) {
 	}
 }
 
+func TestUnixBindDefaults(t *testing.T) {
+	dir := t.TempDir()
+	cfg := strings.Replace(readFile(t, "testdata/golden.cfg"), "global\n", "global\n    unix-bind prefix "+dir+"/ mode 604\n", 1)
+	srv := NewServer(newProc(t, cfg))
+	defer srv.Close()
+	if err := srv.Open(core.StatsSocket{Addr: "a.sock"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Open(core.StatsSocket{Addr: "b.sock", Args: []string{"mode", "600"}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, mode := range map[string]os.FileMode{"a.sock": 0o604, "b.sock": 0o600} {
+		fi, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil || fi.Mode().Perm() != mode {
+			t.Errorf("%s: %v %v, want mode %v", name, fi.Mode(), err, mode)
+		}
+	}
+}
+
 func TestTCPAndFDSockets(t *testing.T) {
 	p := newProc(t, readFile(t, "testdata/golden.cfg"))
 	srv := NewServer(p)
