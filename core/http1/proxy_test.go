@@ -48,7 +48,6 @@ func miniProxy(t *testing.T, client net.Conn, server string) {
 		if _, err := rwReq.WriteTo(srv, &req, cbuf.Bytes()[n:m]); err != nil {
 			return
 		}
-		clientKA := req.KeepAlive()
 		method := req.Method
 		reqRef := req // the flags ConnForResponse needs; no slices used
 		cbuf.Discard(m)
@@ -68,7 +67,7 @@ func miniProxy(t *testing.T, client net.Conn, server string) {
 			if err != nil {
 				return
 			}
-			ka := clientKA && resp.KeepAlive()
+			ka := KeepClient(&reqRef, &resp)
 			rwResp.Reset()
 			rwResp.SetConnection(&resp, ConnForResponse(&resp, &reqRef, ka))
 			if _, err := rwResp.WriteTo(client, &resp, sbuf.Bytes()[n:m]); err != nil {

@@ -279,3 +279,20 @@ func ConnForResponse(resp, req *Head, keepAlive bool) ConnValue {
 	}
 	return ConnNone
 }
+
+// KeepClient reports whether the client connection stays open after resp
+// answers req, as HAProxy 2.6 decides it: the request allows it (HTTP/1.1
+// without "close", HTTP/1.0 with "keep-alive", no framing-forced close) and
+// the response does not end with the server's close. A server's own
+// "Connection: close" closes only the server connection: HAProxy keeps the
+// client.
+func KeepClient(req, resp *Head) bool {
+	if resp.Body == BodyUntilClose || resp.Body == BodyTunnel {
+		return false
+	}
+	return req.KeepAlive()
+}
+
+// KeepServer reports whether the server connection may be reused after
+// resp: the response is fully framed and the server did not ask to close.
+func KeepServer(resp *Head) bool { return resp.KeepAlive() }

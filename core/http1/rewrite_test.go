@@ -246,3 +246,29 @@ func TestConnFor(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepClient pins what HAProxy 2.6.12 was seen to do for each pair.
+func TestKeepClient(t *testing.T) {
+	tests := []struct {
+		req, resp string
+		client    bool
+		server    bool
+	}{
+		{"GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 200 OK\r\n\r\nhi", false, false},
+		{"GET / HTTP/1.1\r\n\r\n", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\n", true, true},
+		{"GET / HTTP/1.0\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n", false, true},
+		{"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n", true, true},
+		{"GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n", true, false},
+		{"POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n", false, true},
+	}
+	for _, tt := range tests {
+		req, _, _ := mustParse(t, tt.req)
+		var resp Head
+		if _, err := resp.ParseResponse([]byte(tt.resp), req.Method); err != nil {
+			t.Fatal(err)
+		}
+		if KeepClient(req, &resp) != tt.client || KeepServer(&resp) != tt.server {
+			t.Errorf("%q / %q: client %v server %v", tt.req, tt.resp, KeepClient(req, &resp), KeepServer(&resp))
+		}
+	}
+}
