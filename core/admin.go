@@ -197,11 +197,8 @@ type srvRuntime struct {
 	agentAddr  string
 	agentPort  int
 	agentSend  string
-	sslOn      int // 1 ssl, 0 default, -1 no-ssl
-	refs       int // references that forbid del server (track, use-server)
-	agentUp    bool
-	agentSet   bool
-	agentAvail bool
+	sslOn      int         // 1 ssl, 0 default, -1 no-ssl
+	refs       int         // references that forbid del server (track, use-server)
 	trackers   []*Server   // servers whose track names this one
 	trackedSrv *Server     // the server this one tracks
 	fresh      atomic.Bool // dynamic server unchanged since add server

@@ -51,20 +51,20 @@ type ConnStats struct {
 
 // CheckResult is what show stat reports about a server's checks.
 type CheckResult struct {
-	Status     string        // L4OK, L4CON, L7OK, ... ("" before the first check)
-	Code       int           // layer 7 status code, 0 for none
-	Duration   time.Duration // of the last check; -1 for none
-	Desc       string        // "Layer4 check passed", ...
-	Last       time.Time     // zero before the first check
-	LastChk    string        // last check's detail ("Connection refused")
-	LastAgt    string        // last agent check's detail
-	AgentStat  string
-	AgentCode  int
-	AgentDur   time.Duration
-	AgentDesc  string
-	AgentRise  int
-	AgentFall  int
-	AgentHealt int
+	Status      string        // L4OK, L4CON, L7OK, ... ("" before the first check)
+	Code        int           // layer 7 status code, 0 for none
+	Duration    time.Duration // of the last check; -1 for none
+	Desc        string        // "Layer4 check passed", ...
+	Last        time.Time     // zero before the first check
+	LastChk     string        // last check's detail ("Connection refused")
+	LastAgt     string        // last agent check's detail
+	AgentStat   string
+	AgentCode   int
+	AgentDur    time.Duration
+	AgentDesc   string
+	AgentRise   int
+	AgentFall   int
+	AgentHealth int
 }
 
 // ActivityCounter is one line of show activity.

@@ -706,7 +706,7 @@ func agentHealth(s *core.Server) int {
 	if CheckInfo == nil {
 		return 1
 	}
-	return CheckInfo(s).AgentHealt
+	return CheckInfo(s).AgentHealth
 }
 
 func (d *statDumper) serverRow(s *core.Server) {
@@ -813,7 +813,7 @@ func (d *statDumper) serverRow(s *core.Server) {
 		r.str(66, cr.AgentDesc)
 		r.u(70, int64(cr.AgentRise))
 		r.u(71, int64(cr.AgentFall))
-		r.u(72, int64(cr.AgentHealt))
+		r.u(72, int64(cr.AgentHealth))
 	}
 	d.times(c)
 	if d.level >= LevelOperator {
