@@ -181,6 +181,9 @@ func (s *session) flush() bool {
 
 // runLine runs every `;`-separated command of a line.
 func (s *session) runLine(line string) {
+	// Replies larger than the write buffer reach the connection before
+	// the next flush: give them the full timeout too.
+	s.conn.SetWriteDeadline(time.Now().Add(s.timeout))
 	cmds := splitCommands(line)
 	for i, cmd := range cmds {
 		args := splitWords(cmd)
