@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,7 +56,7 @@ type Server struct {
 
 	mu      sync.Mutex // guards following fields
 	sockets []*socketInfo
-	conns   map[net.Conn]struct{}
+	conns   map[net.Conn]*session
 	closed  bool
 
 	wg sync.WaitGroup // accept loops and sessions
@@ -71,7 +73,7 @@ func NewServer(p *core.Process) *Server {
 	if maxconn <= 0 {
 		maxconn = 10
 	}
-	return &Server{proc: p, timeout: timeout, sem: make(chan struct{}, maxconn), conns: map[net.Conn]struct{}{}}
+	return &Server{proc: p, timeout: timeout, sem: make(chan struct{}, maxconn), conns: map[net.Conn]*session{}}
 }
 
 // Serve opens every `stats socket` of p's configuration and serves them
@@ -378,13 +380,14 @@ func (s *Server) acceptLoop(si *socketInfo) {
 			release()
 			return
 		}
-		s.conns[c] = struct{}{}
+		ses := s.newSession(c, si)
+		s.conns[c] = ses
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
 			defer release()
-			s.newSession(c, si).serve()
+			ses.serve()
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
@@ -416,10 +419,51 @@ func (s *Server) newSession(c net.Conn, si *socketInfo) *session {
 	case "string":
 		ses.severity = sevString
 	}
+	id := s.nextTh.Add(1)
 	if n := s.proc.Threads; n > 0 {
-		ses.thread = int(s.nextTh.Add(1)-1) % n
+		ses.thread = int(id-1) % n
 	}
+	ses.id = cliSessionBase + id<<4
+	ses.start = time.Now()
 	return ses
+}
+
+// cliSessionBase makes CLI session ids look like the pointers HAProxy
+// prints, and keeps them apart from the data path's stream ids.
+const cliSessionBase = 0x7f0000000000
+
+// cliSessions lists the CLI's own sessions for show sess, as HAProxy
+// lists the streams of its GLOBAL frontend.
+func (s *Server) cliSessions() []SessionInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]SessionInfo, 0, len(s.conns))
+	for c, ses := range s.conns {
+		proto, src := "unix_stream", "unix:1"
+		if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+			proto, src = "tcpv4", a.String()
+			if a.IP.To4() == nil {
+				proto = "tcpv6"
+			}
+		}
+		out = append(out, SessionInfo{ID: ses.id, Proto: proto, Src: src, Frontend: "GLOBAL",
+			Age: time.Since(ses.start), Calls: 1, FD: -1})
+	}
+	slices.SortFunc(out, func(a, b SessionInfo) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// closeCLISession closes the CLI session with that id.
+func (s *Server) closeCLISession(id uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c, ses := range s.conns {
+		if ses.id == id {
+			c.Close()
+			return true
+		}
+	}
+	return false
 }
 
 // Sockets lists the open sockets as `show cli sockets` prints them.

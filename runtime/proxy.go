@@ -283,13 +283,24 @@ func dumpText(c *Ctx, b []byte) {
 }
 
 func cmdShowSess(c *Ctx) {
-	if Sessions == nil {
-		return
+	var list []SessionInfo
+	if Sessions != nil {
+		list = Sessions()
 	}
-	for _, s := range Sessions() {
+	if c.s.srv != nil {
+		list = append(list, c.s.srv.cliSessions()...)
+	}
+	for _, s := range list {
 		c.Printf("0x%x: proto=%s src=%s fe=%s be=%s srv=%s ts=00 epoch=0 age=%s calls=%d rate=0 cpu=0 lat=0 rq[f=0h,i=0,an=00h,rx=,wx=,ax=] rp[f=0h,i=0,an=00h,rx=,wx=,ax=] scf=[8,0h,fd=%d] scb=[8,0h,fd=-1] exp= rc=0 c_exp=\n",
-			s.ID, s.Proto, s.Src, s.Frontend, orNone(s.Backend), strings.ToLower(orNone(s.Server)), humanAge(s.Age), s.Calls, s.FD)
+			s.ID, s.Proto, s.Src, s.Frontend, orNone(s.Backend), srvName(s.Server), humanAge(s.Age), s.Calls, s.FD)
 	}
+}
+
+func srvName(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
 }
 
 // humanAge formats a duration as HAProxy's human_time: 5s, 1m30s, 2h3m, 1d2h.
@@ -312,7 +323,11 @@ func cmdShutdownSession(c *Ctx) {
 		c.Err("Session pointer expected (use 'show sess').")
 		return
 	}
-	if ShutdownSession == nil || !ShutdownSession(id) {
-		c.Err("No such session (use 'show sess').")
+	if ShutdownSession != nil && ShutdownSession(id) {
+		return
 	}
+	if c.s.srv != nil && c.s.srv.closeCLISession(id) {
+		return
+	}
+	c.Err("No such session (use 'show sess').")
 }

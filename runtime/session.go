@@ -51,6 +51,8 @@ type session struct {
 	timeout  time.Duration
 	quit     bool
 	thread   int
+	id       uint64    // as show sess prints it
+	start    time.Time // for show sess's age
 }
 
 // Ctx is what a command handler gets: its words, an optional payload, the
