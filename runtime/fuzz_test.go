@@ -92,6 +92,7 @@ func FuzzSession(f *testing.F) {
 		done := make(chan struct{})
 		go func() {
 			srv.newSession(c1, si).serve()
+			c1.Close()
 			close(done)
 		}()
 		go func() {

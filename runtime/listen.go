@@ -391,6 +391,7 @@ func (s *Server) acceptLoop(si *socketInfo) {
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
+			c.Close()
 		}()
 	}
 }

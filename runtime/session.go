@@ -118,9 +118,9 @@ func (s *session) message(sev int, text string) {
 }
 
 // serve runs the session until the client quits, closes, idles past the
-// timeout, or a non-interactive line has been answered.
+// timeout, or a non-interactive line has been answered. It does not close
+// the connection: the caller does, once the session is unlisted.
 func (s *session) serve() {
-	defer s.conn.Close()
 	for !s.quit {
 		line, err := s.readLine()
 		if err != nil {
