@@ -146,7 +146,7 @@ func InitRuntimeState(c *Config) {
 			if i := strings.IndexByte(sv, '/'); i >= 0 {
 				be, sv = sv[:i], sv[i+1:]
 			}
-			if _, t := c.FindServerRef(be, sv); t != nil && t != s {
+			if _, t := c.FindServerRef(be, sv); t != nil && !tracksBack(t, s) {
 				tr := t.rt()
 				tr.mu.Lock()
 				tr.trackers = append(tr.trackers, s)
@@ -163,6 +163,18 @@ func InitRuntimeState(c *Config) {
 			pr.up.Store(backendUp(p))
 		}
 	}
+}
+
+// tracksBack reports whether linking s as a tracker of t would close a
+// loop, which would make state propagation endless.
+func tracksBack(t, s *Server) bool {
+	for i := 0; t != nil && i < 1000; i++ {
+		if t == s {
+			return true
+		}
+		t = t.tracked()
+	}
+	return t != nil
 }
 
 func (s *Server) initRuntime() {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 	"testing"
+	"time"
 
 	"goha/core/config"
 	"goha/core/diag"
@@ -252,5 +253,27 @@ func TestTrackPropagation(t *testing.T) {
 	a.SetHealth(HealthUp)
 	if tr.OpState() != OpRunning {
 		t.Errorf("tracked up: tracker op %d", tr.OpState())
+	}
+}
+
+func TestTrackLoopIgnored(t *testing.T) {
+	pos := diag.Pos{File: "t.cfg", Line: 1}
+	ln := func(w ...string) config.Line { return config.Line{Pos: pos, Words: w} }
+	d := &diag.Collector{}
+	c := Build([]config.Section{{Kind: "backend", Name: "b", Pos: pos, Lines: []config.Line{
+		ln("server", "x", "127.0.0.1:1", "check", "track", "y"),
+		ln("server", "y", "127.0.0.1:2", "check", "track", "x"),
+	}}}, d)
+	_, x := c.FindServerRef("b", "x")
+	done := make(chan struct{})
+	go func() {
+		x.SetMaint()
+		x.SetReady()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("state propagation loops")
 	}
 }
