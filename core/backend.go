@@ -78,6 +78,9 @@ func (proc *Process) initBackend(p *Proxy) error {
 		s.idx = i
 		srvs[i] = lbServer(s)
 	}
+	// The picker may ask for served counts while it is built.
+	byIdx := append([]*Server(nil), list...)
+	rt.byIdx.Store(&byIdx)
 	rt.picker, err = lb.New(lb.Config{
 		Balance: bal, Hash: ht, AllBackups: p.AllBackups, Shards: proc.Threads, Servers: srvs,
 		Served: func(i int) int {
@@ -90,8 +93,6 @@ func (proc *Process) initBackend(p *Proxy) error {
 	if err != nil {
 		return err
 	}
-	idx := append([]*Server(nil), list...)
-	rt.byIdx.Store(&idx)
 	p.rt = rt
 	reuse, err := pool.ParseMode(p.HTTPReuse)
 	if err != nil {

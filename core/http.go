@@ -25,6 +25,7 @@ var bufPool = http1.NewBufferPool(16384)
 
 // hconn is a client connection's reusable state.
 type hconn struct {
+	dl              connDeadlines // client connection
 	req, resp       http1.Head
 	reqBody, rsBody http1.Body
 	rwReq, rwResp   http1.Rewriter
@@ -37,6 +38,7 @@ var hconnPool = sync.Pool{New: func() any { return &hconn{} }}
 type srvConn struct {
 	net.Conn
 	buf *http1.Buffer
+	dl  connDeadlines
 }
 
 func (c *srvConn) Close() error {
@@ -69,6 +71,7 @@ func (proc *Process) serveHTTP(fe *Proxy, c net.Conn, shard int, accepted time.T
 	defer c.Close()
 	hc := hconnPool.Get().(*hconn)
 	defer hconnPool.Put(hc)
+	hc.dl = connDeadlines{}
 	cbuf := bufPool.Get()
 	defer bufPool.Put(cbuf)
 	cbuf.Reset()
@@ -101,11 +104,7 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 	if wait == 0 {
 		wait = fe.Timeouts.Client
 	}
-	if wait > 0 {
-		c.SetReadDeadline(time.Now().Add(wait))
-	} else {
-		c.SetReadDeadline(time.Time{})
-	}
+	hc.dl.armRead(c, time.Now(), wait)
 	// A new message: forget any partial parse (the Head would resume it).
 	hc.req.Reset()
 	for {
@@ -249,9 +248,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			si.srv = srv
 		}
 		sc := entry.Conn
-		if be.Timeouts.Server > 0 {
-			sc.SetDeadline(time.Now().Add(be.Timeouts.Server))
-		}
+		sc.dl.armBoth(sc, now, be.Timeouts.Server)
 		// Send the head and what of the body is here; stream the rest.
 		var werr error
 		if complete {
@@ -259,6 +256,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 		} else {
 			_, werr = hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
 			if werr == nil && !(req.Flags&http1.FlagExpect100 != 0) {
+				// The body is under the client timeout, not http-request's.
+				hc.dl.armRead(c, time.Now(), fe.Timeouts.Client)
 				cbuf.Discard(total)
 				var n int64
 				n, werr = http1.Forward(sc, cbuf, c, &hc.reqBody)
@@ -524,8 +523,11 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 	if err != nil {
 		return 0, false, err
 	}
-	if fe.Timeouts.Client > 0 {
-		c.SetWriteDeadline(time.Now().Add(fe.Timeouts.Client))
+	// A small response fits in the socket buffer: only a streamed body
+	// can block on a client that does not read, so only it gets the
+	// client timeout on writes.
+	if !complete && fe.Timeouts.Client > 0 {
+		hc.dl.write.arm(c.SetWriteDeadline, time.Now(), fe.Timeouts.Client)
 	}
 	if _, err := hc.rwResp.WriteTo(cw, resp, sbuf.Bytes()[hlen:total]); err != nil {
 		return resp.Status, false, errClientGone
@@ -536,6 +538,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 		return resp.Status, false, nil
 	}
 	if !complete {
+		defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
 		if _, err := http1.Forward(cw, sbuf, sc, &hc.rsBody); err != nil {
 			if isTimeout(err) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return resp.Status, false, errHeadersSent
@@ -547,7 +550,6 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			return resp.Status, false, errHeadersSent
 		}
 	}
-	c.SetWriteDeadline(time.Time{})
 	keepSrv := resp.KeepAlive() && sbuf.Len() == 0 && fe.ConnMode == HTTPKeepAlive && be.ConnMode == HTTPKeepAlive && hc.reqBody.Done()
 	return resp.Status, keepSrv, nil
 }
@@ -568,6 +570,7 @@ func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 	}
 	c.SetDeadline(time.Time{})
 	sc.SetDeadline(time.Time{})
+	sc.dl = connDeadlines{}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -651,6 +654,7 @@ func (proc *Process) replyError(px *Proxy, c net.Conn, status int, closing bool,
 	if b != nil {
 		c.SetWriteDeadline(time.Now().Add(time.Second))
 		c.Write(b)
+		c.SetWriteDeadline(time.Time{})
 	}
 	si.bytesOut = int64(len(b))
 	si.tt = time.Since(si.accept)

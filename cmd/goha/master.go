@@ -165,15 +165,27 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 		err := cmd.Wait()
 		exited <- exitStatus(cmd.ProcessState, err)
 	}()
+	ready := m.workerReady()
+	var pending []os.Signal
 	for {
 		select {
 		case sig := <-sigs:
 			switch sig {
 			case syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1:
-				cmd.Process.Signal(sig)
+				if ready != nil {
+					pending = append(pending, sig)
+				} else {
+					cmd.Process.Signal(sig)
+				}
 			}
 			// SIGHUP and SIGUSR2 (reload) are not forwarded: a reload
 			// is not supported, and HAProxy's workers ignore SIGHUP.
+		case <-ready:
+			ready = nil
+			for _, sig := range pending {
+				cmd.Process.Signal(sig)
+			}
+			pending = nil
 		case st := <-exited:
 			if st == 0 {
 				m.warnf("Former worker (%d) exited with code 0 (Exit)", cmd.Process.Pid)
@@ -205,6 +217,26 @@ func (m *master) startWorker() (*exec.Cmd, error) {
 	m.worker = proc{pid: cmd.Process.Pid, start: time.Now()}
 	m.mu.Unlock()
 	return cmd, nil
+}
+
+// workerReady is closed once the worker has had time to install its signal
+// handlers: a signal arriving before would kill it (Go's default action)
+// instead of stopping it the way it should. The sign is its private CLI
+// socket; a worker without stats socket support gets workerStartGrace.
+func (m *master) workerReady() chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		path := filepath.Join(m.sockDir, "worker.sock")
+		for deadline := time.Now().Add(workerStartGrace); time.Now().Before(deadline); {
+			if _, err := os.Stat(path); err == nil {
+				time.Sleep(20 * time.Millisecond)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	return ch
 }
 
 // inheritedFiles returns the descriptors from 3 up to the highest one this
@@ -381,7 +413,8 @@ func (m *master) serveCLI(ln net.Listener) {
 
 const (
 	masterCLITimeout = 10 * time.Second
-	workerDialWait   = 3 * time.Second // how long a new worker may take to open its socket
+	workerDialWait   = 3 * time.Second        // how long a new worker may take to open its socket
+	workerStartGrace = 500 * time.Millisecond // see workerReady
 )
 
 const masterHelp = `  @<relative pid>                         : send a command to the <relative pid> process

@@ -72,7 +72,7 @@ func startRuntime(proc *core.Process, startup *ring.Ring) error {
 		if a != nil {
 			st, _, _, desc, last := a.StatColumns(true)
 			cr.AgentStat, cr.AgentCode, cr.AgentDur, cr.AgentDesc, cr.LastAgt = st, a.Code, a.Duration, desc, last
-			cr.AgentRise, cr.AgentFall, cr.AgentHealt = a.Rise, a.Fall, a.Health
+			cr.AgentRise, cr.AgentFall, cr.AgentHealth = a.Rise, a.Fall, a.Health
 		}
 		return cr
 	}
