@@ -128,7 +128,7 @@ func (b *builder) proxySection(s *config.Section) {
 		cap = CapFE | CapBE
 	}
 	if cap != CapDefaults && s.Name == "" {
-		b.d.Alertf(s.Pos, "'%s' expects <name> as an argument.", s.Kind)
+		b.d.Alertf(s.Pos, "'%s' expects an <id> argument", s.Kind)
 		return
 	}
 	p := &Proxy{Name: s.Name, Pos: s.Pos, Cap: cap}

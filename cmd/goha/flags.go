@@ -12,6 +12,7 @@ type options struct {
 	files      []string
 	check      bool     // -c
 	debug      bool     // -d: foreground with access logs on stderr
+	diagMode   bool     // -dD: also print diagnostic-level remarks
 	foreground bool     // -d, -db: stay in the foreground
 	daemon     bool     // -D
 	master     bool     // -W
@@ -79,6 +80,8 @@ func parseArgs(args []string) (*options, error) {
 			o.debug, o.foreground = true, true
 		case a == "-db":
 			o.foreground = true
+		case a == "-dD":
+			o.diagMode = true
 		case strings.HasPrefix(a, "-d") && len(a) > 2:
 			// -dM, -dI, -dW, -dr, -dV ...: debugging switches; accepted,
 			// they change nothing in goha.

@@ -70,7 +70,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg, d := loadConfig(o.files)
 	pid := os.Getpid()
 	if !o.quiet || d.HasAlert() {
-		d.Print(stderr, pid)
+		min := diag.Notice
+		if o.diagMode {
+			min = diag.Diagnostic
+		}
+		d.PrintFrom(stderr, pid, min)
 	}
 	// What start-up printed is kept for `show startup-logs`.
 	startup := ring.NewStartupLogs()
