@@ -29,6 +29,7 @@ const (
 	objFE = 0
 	objBE = 1
 	objSV = 2
+	objLI = 3
 )
 
 // fval is one cell of a row.
@@ -182,6 +183,9 @@ func (d *statDumper) dump() {
 			d.frontendRow(p)
 			d.emit(objFE, p.ID, 0)
 		}
+		if p.IsFrontend() && p.SocketStats && d.want(objLI) {
+			d.listenerRows(p)
+		}
 		if p.IsBackend() {
 			if d.want(objSV) {
 				for _, s := range p.ServerList() {
@@ -218,8 +222,8 @@ func (d *statDumper) want(obj int) bool {
 	return !d.f.Bound || d.f.Types&(1<<obj) != 0
 }
 
-var objNames = [...]string{"Frontend", "Backend", "Server"}
-var objLetters = [...]byte{'F', 'B', 'S'}
+var objNames = [...]string{"Frontend", "Backend", "Server", "Listener"}
+var objLetters = [...]byte{'F', 'B', 'S', 'L'}
 
 func (d *statDumper) emit(obj, iid, sid int) {
 	r := &d.row
@@ -290,6 +294,10 @@ func fieldTags(obj, i int) (tags, typ string) {
 	switch obj {
 	case objFE:
 		t = statFields[i].fe
+	case objLI:
+		if i != 73 {
+			t = statFields[i].fe
+		}
 	case objBE:
 		t = statFields[i].be
 	}
@@ -455,6 +463,63 @@ func (d *statDumper) frontendRow(p *core.Proxy) {
 	}
 }
 
+// listenerRows writes one row per listening address of p (option
+// socket-stats), named after the bind's `name` or sock-<n>.
+func (d *statDumper) listenerRows(p *core.Proxy) {
+	n := 0
+	for _, b := range p.Binds {
+		for _, a := range b.Addrs {
+			n++
+			if d.f.Bound && d.f.SID != -1 && n != d.f.SID {
+				continue
+			}
+			r := &d.row
+			*r = statRow{}
+			c := &b.Counters
+			r.str(0, p.Name)
+			if b.Name != "" {
+				r.str(1, b.Name)
+			} else {
+				r.str(1, "sock-"+strconv.Itoa(n))
+			}
+			r.u(4, c.Scur.Load())
+			r.u(5, c.Smax.Load())
+			r.u(6, int64(b.MaxConn))
+			r.u(7, c.Stot.Load())
+			r.u(8, c.Bin.Load())
+			r.u(9, c.Bout.Load())
+			r.u(10, c.Dreq.Load())
+			r.u(11, c.Dresp.Load())
+			r.u(12, c.Ereq.Load())
+			if p.FrontendShut() || p.Disabled {
+				r.str(17, "STOP")
+			} else {
+				r.str(17, "OPEN")
+			}
+			r.u(26, 1)
+			r.u(27, int64(p.ID))
+			r.u(28, int64(n))
+			r.u(32, objLI)
+			if d.level >= LevelOperator {
+				addr := a
+				if i := strings.IndexByte(a, ':'); i >= 0 && strings.HasPrefix(a, "tcp") {
+					addr = a[i+1:]
+				}
+				r.str(73, addr)
+			}
+			r.str(75, p.Mode.String())
+			r.u(81, c.Dcon.Load())
+			r.u(82, c.Dses.Load())
+			r.u(83, c.Wrew.Load())
+			r.u(94, c.Eint.Load())
+			for i := modSSL; i < modH2; i++ {
+				r.u(i, 0)
+			}
+			d.emit(objLI, p.ID, n)
+		}
+	}
+}
+
 // fullConn is the backend's slim: `fullconn`, or a tenth of the maxconn
 // of the frontends that route to it (at least 1), as HAProxy computes it.
 func fullConn(conf *core.Config, be *core.Proxy) int64 {
@@ -560,7 +625,9 @@ func (d *statDumper) backendRow(p *core.Proxy) {
 	r.u(55, lastSess(c, d.now))
 	d.times(c)
 	r.str(75, p.Mode.String())
-	r.str(76, algoName(p))
+	if d.level >= LevelOperator {
+		r.str(76, algoName(p))
+	}
 	r.u(83, c.Wrew.Load())
 	r.u(84, c.Connect.Load())
 	r.u(85, c.Reuse.Load())
@@ -822,8 +889,6 @@ func (d *statDumper) serverRow(s *core.Server) {
 		if s.Cookie != "" {
 			r.str(74, s.Cookie)
 		}
-	} else {
-		r.str(73, "")
 	}
 	r.str(75, p.Mode.String())
 	r.u(83, c.Wrew.Load())

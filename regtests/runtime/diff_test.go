@@ -436,3 +436,39 @@ func TestTrack(t *testing.T) {
 		}
 	}
 }
+
+const listenerTmpl = `global
+    maxconn 1000
+%[1]s
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 5s
+    timeout server 5s
+frontend fe1
+    option socket-stats
+    bind 127.0.0.1:%[2]d
+    bind 127.0.0.1:%[3]d name second
+    default_backend be1
+frontend fe2
+    mode tcp
+    option socket-stats
+    bind 127.0.0.1:%[4]d
+    default_backend be1
+backend be1
+    server s1 127.0.0.1:%[5]d
+`
+
+// TestListenerRows compares the listener rows of option socket-stats.
+func TestListenerRows(t *testing.T) {
+	p := startWith(t, listenerTmpl)
+	for _, c := range []string{"show stat", "show stat typed", "show stat -1 8 -1", "show stat fe1 8 2", "show stat json"} {
+		for _, l := range []string{"admin", "user"} {
+			h, g := p.both(t, l, c+"\n")
+			h, g = maskTimes(mask(h)), maskTimes(mask(g))
+			if h != g {
+				t.Errorf("%s %q:\n--- haproxy:\n%s--- goha:\n%s", l, c, h, g)
+			}
+		}
+	}
+}
