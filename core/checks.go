@@ -208,7 +208,9 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	p.logEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, why,
 		check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), 4)
 	if act == 0 && bck == 0 && op == OpStopped {
-		p.logEvent(check.NoServerText(capName(p.Cap), p.Name, true), 0)
+		// HAProxy quotes the backend's name on stderr but not in syslog.
+		p.logEventText(check.NoServerText(capName(p.Cap), p.Name, false),
+			check.NoServerText(capName(p.Cap), p.Name, true), 0)
 	}
 }
 
@@ -260,6 +262,12 @@ func (p *Proxy) usableCounts() (act, bck int) {
 // logEvent reports a server or proxy event as HAProxy does: on the
 // process's alert output and to the proxy's log targets.
 func (p *Proxy) logEvent(msg string, level int) {
+	p.logEventText(msg, msg, level)
+}
+
+// logEventText is logEvent for events whose stderr text differs from the
+// syslog one.
+func (p *Proxy) logEventText(msg, syslog string, level int) {
 	if out := eventOut; out != nil {
 		tag := "[WARNING]  "
 		if level <= 3 {
@@ -269,7 +277,7 @@ func (p *Proxy) logEvent(msg string, level int) {
 		}
 		fmt.Fprintf(out, "%s(%d) : %s\n", tag, pidNow(), msg)
 	}
-	p.sendLog([]byte(msg), level)
+	p.sendLog([]byte(syslog), level)
 }
 
 // checkSettingsChanged keeps the check engine in step with run-time
