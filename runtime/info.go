@@ -37,8 +37,8 @@ type infoValue struct {
 	fl bool
 }
 
-// InfoValues computes show info's values for p, in infoFields order.
-func InfoValues(p *core.Process, float bool) []infoValue {
+// infoValues computes show info's values for p, in infoFields order.
+func infoValues(p *core.Process, float bool) []infoValue {
 	conf := p.Conf
 	up := p.Uptime()
 	var t ProcessTotals
@@ -133,7 +133,7 @@ func cmdShowInfo(c *Ctx) {
 			float = true
 		}
 	}
-	vals := InfoValues(c.Proc, float)
+	vals := infoValues(c.Proc, float)
 	b := make([]byte, 0, 4096)
 	if json {
 		b = append(b, '[')
