@@ -20,12 +20,12 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet -tags regtest ./...
 
 # Every Go test, with the race detector; regtests/ packages build and run
 # the real binaries against real peers.
 unit:
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -tags regtest -timeout 20m ./...
 
 # varnishtest reg-tests in HAProxy's format, against goha (and HAProxy).
 vtc: build

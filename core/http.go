@@ -243,6 +243,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			if srv == nil {
 				s.Counters.SessionStart(time.Now())
 				defer s.Counters.SessionEnd()
+				s.trackSession(c)
+				defer s.untrackSession(c)
 			}
 			entry, srv = e, s
 			si.srv = srv

@@ -39,6 +39,9 @@ func (proc *Process) Run() error {
 	}
 	pools.Start()
 	proc.OnStop(pools.Stop)
+	for _, p := range proc.Conf.Proxies {
+		running.Store(p, proc)
+	}
 	proc.globalMax.Store(int64(proc.Conf.Global.MaxConn))
 	for _, p := range proc.Conf.Proxies {
 		if !p.IsFrontend() || p.Disabled {
@@ -165,13 +168,13 @@ func (proc *Process) acquire(l *listener) bool {
 		if proc.stoppingNow() {
 			return false
 		}
-		g := proc.globalMax.Load()
+		g := proc.globalLimit()
 		f := l.fe.liveMaxConn.Load()
 		bm := int64(l.bind.MaxConn)
 		okG := g <= 0 || proc.curConns.Load() < g
 		okF := f <= 0 || l.fe.FE.Scur.Load() < f
 		okB := bm <= 0 || l.bind.Counters.Scur.Load() < bm
-		if okG && okF && okB {
+		if okG && okF && okB && !l.fe.stopped.Load() {
 			return true
 		}
 		select {
@@ -267,3 +270,34 @@ func (proc *Process) stoppingNow() bool {
 }
 
 var _ = io.EOF
+
+// globalLimit is the process maxconn in force: set at run time (set
+// maxconn global) or configured; 0 means no limit.
+func (proc *Process) globalLimit() int64 {
+	if v := proc.Conf.rt().maxconn.Load(); v > 0 {
+		return v
+	}
+	return proc.globalMax.Load()
+}
+
+// closeFrontendListeners stops a frontend for good (shutdown frontend).
+func (proc *Process) closeFrontendListeners(fe *Proxy) {
+	proc.lmu.Lock()
+	keep := proc.listeners[:0]
+	var gone []*listener
+	for _, l := range proc.listeners {
+		if l.fe == fe {
+			gone = append(gone, l)
+		} else {
+			keep = append(keep, l)
+		}
+	}
+	proc.listeners = keep
+	proc.lmu.Unlock()
+	for _, l := range gone {
+		l.ln.Close()
+		if l.unix != "" {
+			os.Remove(l.unix)
+		}
+	}
+}

@@ -306,10 +306,11 @@ type Server struct {
 	maxconn    atomic.Int64
 	served     atomic.Int64 // connections being served (for leastconn, maxconn, queues)
 
-	tls  *serverTLS             // TLS to the server; nil until the process starts
-	chk  *check.Server          // health and agent checks; nil when unchecked
-	idx  int                    // index in the backend's picker
-	pool *pool.Server[*srvConn] // idle connections; nil until the process starts
+	tls      *serverTLS             // TLS to the server; nil until the process starts
+	chk      *check.Server          // health and agent checks; nil when unchecked
+	sessions sessionSet             // client connections of the streams being served
+	idx      int                    // index in the backend's picker
+	pool     *pool.Server[*srvConn] // idle connections; nil until the process starts
 
 	Counters Counters
 	// Check state, as show stat / show servers state report it.

@@ -2,6 +2,8 @@ package core
 
 import (
 	"goha/core/pool"
+	"io"
+	"sync"
 )
 
 // Run-time changes made through the runtime API (core/admin.go) reach the
@@ -9,7 +11,31 @@ import (
 // pick, and idle connections to an old address or to a server leaving
 // service are closed on every thread at once, so that a pooled connection
 // never carries a request to an old address.
-func init() { AddServerHook(applyServerChange) }
+func init() {
+	AddServerHook(applyServerChange)
+	AddProxyHook(applyProxyChange)
+}
+
+// running maps proxies to the process serving them, for proxy hooks.
+var running sync.Map // *Proxy -> *Process
+
+func applyProxyChange(p *Proxy, ev ProxyEvent) {
+	v, ok := running.Load(p)
+	if !ok {
+		return
+	}
+	proc := v.(*Process)
+	switch ev {
+	case PxEvShutdown:
+		proc.closeFrontendListeners(p)
+	case PxEvEnable, PxEvMaxConn:
+		// Accept loops waiting on the frontend's state look again.
+		select {
+		case proc.connFreed <- struct{}{}:
+		default:
+		}
+	}
+}
 
 func applyServerChange(s *Server, ev ServerEvent) {
 	p := s.Proxy
@@ -53,6 +79,8 @@ func applyServerChange(s *Server, ev ServerEvent) {
 		rt.picker.Add(s.idx, lbServer(s))
 		rt.byIdx.Store(&idx)
 		p.lbMu.Unlock()
+	case SrvEvShutdownSessions:
+		s.killSessions()
 	case SrvEvDeleted:
 		p.lbMu.Lock()
 		old := *rt.byIdx.Load()
@@ -99,3 +127,39 @@ func (proc *Process) ClearFDTakeover() {
 
 // Totals are process-wide counters for show info.
 func (proc *Process) CurConns() int64 { return proc.curConns.Load() }
+
+// Sessions of a server, so that `shutdown sessions server` can end them.
+// sessMu guards sessions.
+type sessionSet struct {
+	mu    sync.Mutex
+	conns map[io.Closer]struct{}
+}
+
+func (s *Server) trackSession(c io.Closer) {
+	s.sessions.mu.Lock()
+	if s.sessions.conns == nil {
+		s.sessions.conns = map[io.Closer]struct{}{}
+	}
+	s.sessions.conns[c] = struct{}{}
+	s.sessions.mu.Unlock()
+}
+
+func (s *Server) untrackSession(c io.Closer) {
+	s.sessions.mu.Lock()
+	delete(s.sessions.conns, c)
+	s.sessions.mu.Unlock()
+}
+
+// killSessions closes the client connections of every stream s serves;
+// closing is done outside the lock.
+func (s *Server) killSessions() {
+	s.sessions.mu.Lock()
+	var list []io.Closer
+	for c := range s.sessions.conns {
+		list = append(list, c)
+	}
+	s.sessions.mu.Unlock()
+	for _, c := range list {
+		c.Close()
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"goha/core/config"
 	"goha/core/diag"
 	"goha/ring"
+	"goha/runtime"
 )
 
 // features are the names `feature()` and -vv know.
@@ -207,6 +208,10 @@ func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, st
 	}
 	stopProfile := startProfile()
 	defer stopProfile()
+	// A state saved with `show servers state` applies before traffic.
+	for _, err := range runtime.LoadServerStateFiles(cfg) {
+		fmt.Fprintf(stderr, "[WARNING]  (%d) : %v\n", os.Getpid(), err)
+	}
 	proc := core.NewProcess(cfg)
 	if o.debug {
 		proc.LogOut = stderr
