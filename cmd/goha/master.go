@@ -8,7 +8,8 @@ package main
 // descriptors (the fd@N sockets a test harness bound) reach the worker under
 // the same numbers. The master forwards SIGINT, SIGTERM and SIGUSR1 to the
 // worker and exits when it does, with HAProxy's status: the worker's exit
-// code, or 128 + the signal that killed it (130 after SIGINT).
+// code, or 128 + the signal that killed it (130 after SIGINT), except that
+// 143 (SIGTERM) counts as a clean exit.
 //
 // -S opens the master CLI. Its own commands are help, prompt, quit,
 // show proc and show version; "@<n> <command>", "@!<pid> <command>" and a
@@ -172,6 +173,7 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 		case sig := <-sigs:
 			switch sig {
 			case syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1:
+				m.warnf("Exiting Master process...")
 				if ready != nil {
 					pending = append(pending, sig)
 				} else {
@@ -188,9 +190,14 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 			pending = nil
 		case st := <-exited:
 			if st == 0 {
-				m.warnf("Former worker (%d) exited with code 0 (Exit)", cmd.Process.Pid)
+				m.warnf("Current worker (%d) exited with code 0 (Exit)", cmd.Process.Pid)
 			} else {
 				m.alertf("Current worker (%d) exited with code %d (%s)", cmd.Process.Pid, st, statusText(st))
+			}
+			// As HAProxy's master: a clean exit and SIGTERM's 143 are
+			// normal ends, anything else (130 after SIGINT) is reported.
+			if st == 128+int(syscall.SIGTERM) {
+				st = 0
 			}
 			m.warnf("All workers exited. Exiting... (%d)", st)
 			return st
