@@ -326,7 +326,8 @@ type responder struct {
 	ln    net.Listener
 	reply atomic.Value // func(got string) *string
 	conns atomic.Int64
-	rst   atomic.Bool
+	rst   atomic.Bool // reset connections at once
+	greet atomic.Bool // answer at once, without reading (agents get nothing)
 }
 
 func newResponder(t *testing.T, reply func(got string) *string) *responder {
@@ -353,9 +354,11 @@ func newResponder(t *testing.T, reply func(got string) *string) *responder {
 					c.Close()
 					return
 				}
-				c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-				br := bufio.NewReader(c)
-				got, _ := br.ReadString('\n')
+				got := ""
+				if !r.greet.Load() {
+					c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+					got, _ = bufio.NewReader(c).ReadString('\n')
+				}
 				out := r.reply.Load().(func(string) *string)(got)
 				if out == nil {
 					select {
