@@ -93,33 +93,34 @@ backend be
 // agent (HAProxy 2.6 keeps probing it, and show servers state shows its
 // state without the paused bit, 22).
 func TestAgentRunsInMaint(t *testing.T) {
-	t.Skip("goha bug: core/admin.go setAdminFlag (and initRuntime for `disabled`) sets ChkStPaused on the agent state when entering maintenance; HAProxy 2.6 pauses only the health check, so show servers state column 14 reads 30 instead of 22")
-	got := map[string]string{}
 	for _, pr := range proxies(t) {
-		s1 := newSwitchable(t, "s1")
-		agent := newResponder(t, always("up\n"))
-		agent.greet.Store(true)
-		r := start(t, pr, fmt.Sprintf(`
+		t.Run(pr.name, func(t *testing.T) { agentRunsInMaint(t, pr) })
+	}
+}
+
+func agentRunsInMaint(t *testing.T, pr prog) {
+	if pr.name == "goha" {
+		t.Skip("goha bug: core/admin.go setAdminFlag sets ChkStPaused on the agent state when a server enters maintenance at run time; HAProxy 2.6 pauses only the health check then (a server configured `disabled` has both paused, as goha shows), so show servers state column 14 reads 30 instead of 22")
+	}
+	s1 := newSwitchable(t, "s1")
+	agent := newResponder(t, always("up\n"))
+	agent.greet.Store(true)
+	r := start(t, pr, fmt.Sprintf(`
 backend be
     server s1 %s weight 100 check inter 100 rise 1 fall 1 agent-check agent-port %s agent-inter 100
 `, s1.addr, port(agent.addr)))
-		r.waitStatus("be", "s1", "UP", 3*time.Second)
-		r.cli("set server be/s1 state maint")
-		v := r.waitStatus("be", "s1", "MAINT", 3*time.Second)
-		if f := strings.Fields(v.State); f[6] != "14" || f[7] != "22" {
-			t.Errorf("%s: check/agent state in maintenance %s/%s, want 14/22", pr.name, f[6], f[7])
-		}
-		n := agent.conns.Load()
-		deadline := time.Now().Add(3 * time.Second)
-		for agent.conns.Load() < n+2 {
-			if time.Now().After(deadline) {
-				t.Errorf("%s: the agent is not probed in maintenance", pr.name)
-				break
-			}
-			time.Sleep(25 * time.Millisecond)
-		}
-		got[pr.name] = v.String()
-		r.p.Stop()
+	r.waitStatus("be", "s1", "UP", 3*time.Second)
+	r.cli("set server be/s1 state maint")
+	v := r.waitStatus("be", "s1", "MAINT", 3*time.Second)
+	if f := strings.Fields(v.State); f[6] != "14" || f[7] != "22" {
+		t.Errorf("check/agent state in maintenance %s/%s, want 14/22", f[6], f[7])
 	}
-	compare(t, "maintenance view", got)
+	n := agent.conns.Load()
+	deadline := time.Now().Add(3 * time.Second)
+	for agent.conns.Load() < n+2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent is not probed in maintenance")
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 }

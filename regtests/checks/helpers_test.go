@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -27,13 +28,19 @@ import (
 )
 
 // proxies lists the programs each scenario runs against: goha always,
-// HAProxy when installed.
+// HAProxy when installed. CHECKS_ONLY=goha|haproxy restricts the list.
 func proxies(t *testing.T) []prog {
-	l := []prog{{"goha", bin.Path(t, "goha")}}
-	if p, err := exec.LookPath("haproxy"); err == nil {
-		l = append(l, prog{"haproxy", p})
-	} else if p := "/usr/sbin/haproxy"; fileExists(p) {
-		l = append(l, prog{"haproxy", p})
+	only := os.Getenv("CHECKS_ONLY")
+	var l []prog
+	if only == "" || only == "goha" {
+		l = append(l, prog{"goha", bin.Path(t, "goha")})
+	}
+	if only == "" || only == "haproxy" {
+		if p, err := exec.LookPath("haproxy"); err == nil {
+			l = append(l, prog{"haproxy", p})
+		} else if p := "/usr/sbin/haproxy"; fileExists(p) {
+			l = append(l, prog{"haproxy", p})
+		}
 	}
 	return l
 }

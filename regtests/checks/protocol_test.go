@@ -174,4 +174,3 @@ func waitDial(t *testing.T, addr string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
