@@ -196,6 +196,10 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	if op == OpStopped {
 		s.ChkDown.Add(1)
 	}
+	// SetOperational passes the state on to the trackers; HAProxy logs
+	// each tracker that changed ("Server be2/t1 is DOWN via be/s1."), so
+	// their states are taken before.
+	trk := trackerOps(s, nil)
 	s.SetOperational(op)
 	if s.chk != nil {
 		s.chk.SetOpState(check.OpState(op))
@@ -204,6 +208,23 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	if p.LogHealthChecks {
 		why = check.Reason{}
 	}
+	logStateChange(s, ev, op, why)
+	for _, t := range trk {
+		if t.s.OpState() != op || t.op == op {
+			continue
+		}
+		if op == OpStopped {
+			t.s.ChkDown.Add(1)
+		}
+		via := t.s.tracked()
+		logStateChange(t.s, ev, op, check.Reason{Via: via.Proxy.Name + "/" + via.Name})
+	}
+}
+
+// logStateChange logs that s went to op, and the backend's alert when it
+// was its last usable server.
+func logStateChange(s *Server, ev check.StateEvent, op uint32, why check.Reason) {
+	p := s.Proxy
 	act, bck := p.usableCounts()
 	p.logEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, why,
 		check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), 4)
@@ -212,6 +233,28 @@ func (r checkReporter) CheckResult(rep check.Report) {
 		p.logEventText(check.NoServerText(capName(p.Cap), p.Name, false),
 			check.NoServerText(capName(p.Cap), p.Name, true), 0)
 	}
+}
+
+type trackerOp struct {
+	s  *Server
+	op uint32
+}
+
+// trackerOps appends the servers tracking s, depth first, with their
+// operational states.
+func trackerOps(s *Server, l []trackerOp) []trackerOp {
+	for _, t := range s.trackers() {
+		seen := t == s
+		for _, x := range l {
+			seen = seen || x.s == t
+		}
+		if seen {
+			continue
+		}
+		l = append(l, trackerOp{t, t.OpState()})
+		l = trackerOps(t, l)
+	}
+	return l
 }
 
 // ApplyAgent applies what an agent asked for: admin state, weight, maxconn.

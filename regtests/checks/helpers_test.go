@@ -401,6 +401,9 @@ func port(addr string) string { return addr[strings.LastIndexByte(addr, ':')+1:]
 // compare fails when goha and HAProxy disagree on what operators see.
 func compare(t *testing.T, what string, got map[string]string) {
 	t.Helper()
+	for name, v := range got {
+		t.Logf("%s, %s:\n%s", what, name, v)
+	}
 	g, okG := got["goha"]
 	h, okH := got["haproxy"]
 	if okG && okH && g != h {
