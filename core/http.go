@@ -26,6 +26,7 @@ var bufPool = http1.NewBufferPool(16384)
 // hconn is a client connection's reusable state.
 type hconn struct {
 	dl              connDeadlines // client connection
+	idleLeft        time.Duration // keep-alive time left when parking
 	req, resp       http1.Head
 	reqBody, rsBody http1.Body
 	rwReq, rwResp   http1.Rewriter
@@ -67,8 +68,11 @@ type errStatus struct {
 	term   [2]byte
 }
 
-func (proc *Process) serveHTTP(fe *Proxy, c net.Conn, shard int, accepted time.Time) {
-	defer c.Close()
+// serveHTTP serves requests on a client connection. It returns true when
+// the connection was parked idle (its state now belongs to the parker),
+// false when it must be closed.
+func (proc *Process) serveHTTP(cs *connState) bool {
+	fe, c := cs.l.fe, cs.c
 	hc := hconnPool.Get().(*hconn)
 	defer hconnPool.Put(hc)
 	hc.dl = connDeadlines{}
@@ -78,25 +82,45 @@ func (proc *Process) serveHTTP(fe *Proxy, c net.Conn, shard int, accepted time.T
 	hc.req.MaxSize = proc.Conf.Global.BufSize - proc.Conf.Global.MaxRewrite
 	hc.resp.MaxSize = hc.req.MaxSize
 	ctx := ctxStop(proc)
-	first := true
 	var clientIP netip.Addr
 	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		a, _ := netip.AddrFromSlice(ta.IP)
 		clientIP = a.Unmap()
 	}
+	accepted := cs.start
 	for {
-		keep := proc.httpExchange(ctx, fe, c, cbuf, hc, shard, first, clientIP, accepted)
-		if !keep || proc.stoppingNow() {
-			return
+		keep, park := proc.httpExchange(ctx, fe, c, cbuf, hc, cs.shard, !cs.notFirst, clientIP, accepted)
+		if park && proc.parkHTTP(cs, hc.idleLeft) {
+			return true
 		}
-		first = false
+		if !keep || proc.stoppingNow() {
+			return false
+		}
+		cs.notFirst = true
 		accepted = time.Now()
 	}
 }
 
+// parkHTTP hands an idle keep-alive connection to the parker. left is the
+// keep-alive time still allowed.
+func (proc *Process) parkHTTP(cs *connState, left time.Duration) bool {
+	pk := proc.idle
+	if pk == nil || proc.stoppingNow() {
+		return false
+	}
+	var deadline time.Time
+	if left > 0 {
+		deadline = time.Now().Add(left)
+	}
+	return pk.park(cs.c, deadline, func() {
+		cs.start = time.Now()
+		proc.runHTTP(cs)
+	}, func() { proc.endConn(cs) })
+}
+
 // readRequest reads and parses a request head. It returns false when the
 // connection must close, after answering and logging if needed.
-func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, first bool, si *streamInfo) (int, bool) {
+func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, first bool, si *streamInfo) (n int, ok, park bool) {
 	wait := fe.Timeouts.HTTPRequest
 	if !first && cbuf.Len() == 0 && fe.Timeouts.HTTPKeepAlive > 0 {
 		wait = fe.Timeouts.HTTPKeepAlive
@@ -104,7 +128,14 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 	if wait == 0 {
 		wait = fe.Timeouts.Client
 	}
-	hc.dl.armRead(c, time.Now(), wait)
+	// Between requests, wait at most parkAfter here; a connection idle
+	// longer than that is parked (see idle.go).
+	hot := !first && cbuf.Len() == 0 && proc.idle != nil && (wait == 0 || wait > parkAfter)
+	if hot {
+		hc.dl.armRead(c, time.Now(), parkAfter)
+	} else {
+		hc.dl.armRead(c, time.Now(), wait)
+	}
 	// A new message: forget any partial parse (the Head would resume it).
 	hc.req.Reset()
 	for {
@@ -120,41 +151,58 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 				fe.FE.Ereq.Add(1)
 				si.status, si.term = st, [2]byte{'P', 'R'}
 				proc.replyError(fe, c, st, true, si)
-				return 0, false
+				return 0, false, false
 			}
 			if n > 0 {
-				return n, true
+				return n, true, false
 			}
 		}
 		_, err := cbuf.Fill(c)
+		if err == nil && hot {
+			// The next request began: the rest of its head is under
+			// http-request's timeout.
+			hot = false
+			to := fe.Timeouts.HTTPRequest
+			if to == 0 {
+				to = fe.Timeouts.Client
+			}
+			hc.dl.armRead(c, time.Now(), to)
+		}
 		if err != nil {
+			if hot && cbuf.Len() == 0 && isTimeout(err) {
+				hc.idleLeft = 0
+				if wait > 0 {
+					hc.idleLeft = wait - parkAfter
+				}
+				return 0, false, true
+			}
 			if cbuf.Len() == 0 {
 				// Closed or timed out between requests: nothing to log.
-				return 0, false
+				return 0, false, false
 			}
 			if isTimeout(err) {
 				fe.FE.Ereq.Add(1)
 				si.status, si.term = 408, [2]byte{'c', 'R'}
 				proc.replyError(fe, c, 408, true, si)
-				return 0, false
+				return 0, false, false
 			}
 			fe.FE.Ereq.Add(1)
 			fe.FE.CliAbrt.Add(1)
 			si.term = [2]byte{'C', 'R'}
 			si.status = -1
 			proc.logHTTP(si)
-			return 0, false
+			return 0, false, false
 		}
 	}
 }
 
 // httpExchange serves one request. It returns whether the client
 // connection may carry another one.
-func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) bool {
+func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) (keep, park bool) {
 	si := streamInfo{accept: start, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
-	hlen, ok := proc.readRequest(fe, c, cbuf, hc, first, &si)
+	hlen, ok, park := proc.readRequest(fe, c, cbuf, hc, first, &si)
 	if !ok {
-		return false
+		return false, park
 	}
 	req := &hc.req
 	now := time.Now()
@@ -168,7 +216,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	hc.rwReq.Reset()
 	// Frontend rules, then the backend's.
 	if done, keep := proc.applyReqRules(fe, fe.reqRules, &view, hc, c, cbuf, hlen, &si); done {
-		return keep
+		return keep, false
 	}
 	be := fe.DefBE
 	for _, r := range fe.useBE {
@@ -180,12 +228,12 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	if be == nil {
 		si.status, si.term = 503, [2]byte{'S', 'C'}
 		proc.replyError(fe, c, 503, true, &si)
-		return false
+		return false, false
 	}
 	si.be = be
 	if be != fe {
 		if done, keep := proc.applyReqRules(be, be.reqRules, &view, hc, c, cbuf, hlen, &si); done {
-			return keep
+			return keep, false
 		}
 	}
 	be.BE.SessionStart(now)
@@ -218,7 +266,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 		fe.FE.Ereq.Add(1)
 		si.status, si.term = 400, [2]byte{'P', 'R'}
 		proc.replyError(fe, c, 400, true, &si)
-		return false
+		return false, false
 	}
 	retryable := complete
 
@@ -238,7 +286,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			if es != nil {
 				si.status, si.term = es.status, es.term
 				proc.replyError(fe, c, es.status, true, &si)
-				return false
+				return false, false
 			}
 			if srv == nil {
 				s.Counters.SessionStart(time.Now())
@@ -274,7 +322,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 					si.status = -1
 					si.tt = time.Since(start)
 					proc.logHTTP(&si)
-					return false
+					return false, false
 				}
 				total = 0
 			}
@@ -295,7 +343,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				si.tt = si.ta
 				proc.accountHTTP(fe, be, srv, &si)
 				proc.logHTTP(&si)
-				return clientKeep && si.keepClient && !proc.stoppingNow()
+				return clientKeep && si.keepClient && !proc.stoppingNow(), false
 			}
 			if rerr == errStaleConn && entry.Reused() && retryable && attempt < 3 {
 				srv.pool.Done(entry)
@@ -314,18 +362,18 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				si.status = -1
 				si.tt = time.Since(start)
 				proc.logHTTP(&si)
-				return false
+				return false, false
 			}
 			srv.Counters.Eresp.Add(1)
 			be.BE.Eresp.Add(1)
 			if rerr == errHeadersSent {
 				si.tt = time.Since(start)
 				proc.logHTTP(&si)
-				return false
+				return false, false
 			}
 			si.status = st
 			proc.replyError(fe, c, st, true, &si)
-			return false
+			return false, false
 		}
 		// Writing to the server failed: a reused connection may have been
 		// closed by the server meanwhile; retry on a fresh one.
@@ -336,7 +384,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			be.BE.Eresp.Add(1)
 			si.status, si.term = 502, [2]byte{'S', 'H'}
 			proc.replyError(fe, c, 502, true, &si)
-			return false
+			return false, false
 		}
 	}
 }

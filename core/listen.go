@@ -57,6 +57,10 @@ func (proc *Process) Run() error {
 		}
 	}
 	proc.OnStop(proc.closeListeners)
+	if pk, err := newParker(); err == nil {
+		proc.idle = pk
+		proc.OnStop(pk.closeAll)
+	}
 	for _, fn := range startHooks {
 		if err := fn(proc); err != nil {
 			return err
@@ -220,27 +224,54 @@ func (proc *Process) acceptLoop(l *listener) {
 	}
 }
 
+// connState is a client connection's bookkeeping, which outlives the
+// goroutines serving it when the connection is parked while idle.
+type connState struct {
+	l     *listener
+	c     net.Conn
+	shard int
+	start time.Time
+	// http keeps the parsed-request limits and the first-request flag
+	// across parking.
+	notFirst bool
+}
+
 func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
-	defer proc.streams.Done()
-	defer proc.release()
 	now := time.Now()
 	fe := l.fe
 	fe.FE.SessionStart(now)
 	fe.FE.Conn(now)
 	l.bind.Counters.SessionStart(now)
-	defer fe.FE.SessionEnd()
-	defer l.bind.Counters.SessionEnd()
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
 	if l.bind.tls != nil {
 		c = tls.Server(c, l.bind.tls)
 	}
+	cs := &connState{l: l, c: c, shard: shard, start: now}
 	if fe.Mode == ModeHTTP {
-		proc.serveHTTP(fe, c, shard, now)
-	} else {
-		proc.serveTCP(fe, c, shard, now)
+		proc.runHTTP(cs)
+		return
 	}
+	proc.serveTCP(fe, c, shard, now)
+	proc.endConn(cs)
+}
+
+// runHTTP serves a client connection until it closes or is parked.
+func (proc *Process) runHTTP(cs *connState) {
+	if proc.serveHTTP(cs) {
+		return // parked: a later goroutine carries on
+	}
+	proc.endConn(cs)
+}
+
+// endConn releases what serveConn counted.
+func (proc *Process) endConn(cs *connState) {
+	cs.c.Close()
+	cs.l.fe.FE.SessionEnd()
+	cs.l.bind.Counters.SessionEnd()
+	proc.release()
+	proc.streams.Done()
 }
 
 // SoftStop stops accepting, then waits for the streams in flight (at most
@@ -248,6 +279,9 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
 func (proc *Process) SoftStop(grace time.Duration) {
 	proc.softStopping.Store(true)
 	proc.closeListeners()
+	if proc.idle != nil {
+		proc.idle.closeAll()
+	}
 	done := make(chan struct{})
 	go func() { proc.streams.Wait(); close(done) }()
 	if grace > 0 {

@@ -48,6 +48,7 @@ type Process struct {
 	connFreed    chan struct{}
 	softStopping atomic.Bool
 	checks       *check.Scheduler
+	idle         *parker // idle keep-alive connections; nil if epoll is unavailable
 	ctxOnce      sync.Once
 	ctx          context.Context
 

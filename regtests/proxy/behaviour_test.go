@@ -367,3 +367,48 @@ listen l
 		p.Stop()
 	}
 }
+
+// TestIdleKeepAliveParked: a keep-alive connection idle longer than the
+// parking delay is served again on its next request, and closed when the
+// keep-alive timeout passes.
+func TestIdleKeepAliveParked(t *testing.T) {
+	o := harness.NewOrigin(t, "s1", nil)
+	cfg := fmt.Sprintf(`
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 10s
+    timeout server 5s
+    timeout http-keep-alive 1500ms
+frontend fe
+    bind "fd@${fe}"
+    default_backend be
+backend be
+    server s1 %s
+`, o.Addr)
+	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
+	c, err := net.Dial("tcp", p.Addrs["fe"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i := 0; i < 3; i++ {
+		io.WriteString(c, "GET /p HTTP/1.1\r\nHost: x\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, body, err := harness.ReadResponse(br, "GET")
+		if err != nil || resp.StatusCode != 200 || body != "s1\n" {
+			t.Fatalf("request %d after idling: %v %v %q", i, resp, err, body)
+		}
+		time.Sleep(700 * time.Millisecond) // past the parking delay, within keep-alive
+	}
+	// Now stay idle past the keep-alive timeout: goha closes.
+	start := time.Now()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("idle connection not closed by the keep-alive timeout: %v", err)
+	}
+	if waited := time.Since(start); waited > 3*time.Second {
+		t.Fatalf("closed after %v, keep-alive timeout is 1.5 s", waited)
+	}
+}
