@@ -365,10 +365,31 @@ func checkSettingsChanged(s *Server, ev ServerEvent) {
 		}
 		c.SetAddr(host, a.Port)
 	case SrvEvState:
-		if s.AdminState()&AdminMaint != 0 {
+		// Every state change comes here (drain, agent and check verdicts,
+		// set server health): only entering and leaving maintenance
+		// pause or resume the health check, since LeaveMaint resets its
+		// counter to rise and probes at once.
+		maint := s.AdminState()&AdminMaint != 0
+		if c.Health == nil {
+			return
+		}
+		st := c.Health.Snapshot()
+		paused := st.State&check.StPaused != 0
+		switch {
+		case maint && !paused:
 			c.EnterMaint()
-		} else {
+		case !maint && paused:
 			c.LeaveMaint()
+		case !maint:
+			// `set server health up|stopping|down` sets core's counter to
+			// an end; the check's own counter follows, so that rise and
+			// fall count from there as in HAProxy.
+			h, full := int(s.Health.Load()), st.Rise+st.Fall-1
+			if h == 0 && st.Health != 0 {
+				c.Health.ForceHealth(check.ForceDown)
+			} else if h == full && st.Health != full {
+				c.Health.ForceHealth(check.ForceUp)
+			}
 		}
 	}
 }
