@@ -53,6 +53,8 @@ if [ -z "${GOHA:-}" ]; then
 	fi
 	GOHA=$work/goha
 fi
+# varnishtest starts the program from each test's own directory.
+case $GOHA in /*) ;; *) GOHA=$(cd "$(dirname "$GOHA")" && pwd)/$(basename "$GOHA") ;; esac
 
 # Collect the scripts, sorted, relative to regtests/vtc.
 if [ ${#files[@]} -eq 0 ]; then
