@@ -29,7 +29,7 @@ unit:
 
 # varnishtest reg-tests in HAProxy's format, against goha (and HAProxy).
 vtc: build
-	./regtests/vtc/run.sh
+	GOHA=$(BIN)/goha ./regtests/vtc/run.sh
 
 test: deps fmt-check vet build unit vtc
 
