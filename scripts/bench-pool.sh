@@ -10,6 +10,8 @@
 #   req/s       wrk's Requests/sec
 #   reuse %     show stat reuse / (reuse + connect) of the backend, deltas
 #   takeover/s  show activity fd_takeover total, delta / duration
+#   per 1k req  the same delta per thousand requests wrk completed (the
+#               rate depends on the request rate, which noise moves a lot)
 #   spread      largest per-thread fd_takeover delta / smallest
 #   CPU µs/req  goha's user+system CPU time over the run / requests (less
 #               noisy than req/s when other work shares the machine)
@@ -152,7 +154,8 @@ snapshot() {
 # cputicks pid: user+system clock ticks the process used so far
 cputicks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }
 
-# run servers lowconn: prints "rps reuse% takeovers/s spread cpu-us/req errors per-thread"
+# run servers lowconn: prints
+# "rps reuse% takeovers/s takeovers/1k-req spread cpu-us/req errors per-thread"
 run() {
   local cfg=$WORK/goha.cfg pid before after out rps errs c0 c1 reqs
   gen_cfg "$1" "$2" >"$cfg"
@@ -172,7 +175,7 @@ run() {
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   reqs=$(awk '/ requests in / {print $1}' <<<"$out")
   errs=$(awk '/Socket errors:|Non-2xx/ {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+,?$/) s += $i} END {print s + 0}' <<<"$out")
-  awk -v rps="$rps" -v d="$DURATION" -v errs="$errs" -v n="$NBTHREAD" \
+  awk -v rps="$rps" -v d="$DURATION" -v errs="$errs" -v n="$NBTHREAD" -v reqs="$reqs" \
     -v cpu="$(awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v r="$reqs" 'BEGIN {printf "%.1f", (r > 0 ? 1e6 * c / hz / r : 0)}')" '
     NR == 1 { for (i = 1; i <= NF; i++) b[i] = $i }
     NR == 2 {
@@ -186,7 +189,7 @@ run() {
       reuse = x[n + 2]; conn = x[n + 3]
       rate = reuse + conn > 0 ? 100 * reuse / (reuse + conn) : 0
       spread = lo > 0 ? sprintf("%.2f", hi / lo) : "-"
-      printf "%s %.2f %.0f %s %s %d %s\n", rps, rate, x[1] / d, spread, cpu, errs, per
+      printf "%s %.2f %.0f %.1f %s %s %d %s\n", rps, rate, x[1] / d, (reqs > 0 ? 1000 * x[1] / reqs : 0), spread, cpu, errs, per
     }' <<<"$before"$'\n'"$after"
 }
 
@@ -206,27 +209,27 @@ done
 echo
 echo "\`$INVOCATION\` (nbthread $NBTHREAD, wrk -c $CONNS -t $THREADS, ${WARMUP} s warm-up + ${DURATION} s, servers answer in $DELAY; median of $ROUNDS rounds)"
 echo
-echo "| servers | pool-low-conn | req/s | reuse % | takeovers/s | spread | CPU µs/req |"
-echo "|---|---|---|---|---|---|---|"
+echo "| servers | pool-low-conn | req/s | reuse % | takeovers/s | takeovers per 1k req | spread | CPU µs/req |"
+echo "|---|---|---|---|---|---|---|---|"
 for n in $SERVERS; do
   for lc in $LOWCONN; do
     cols=()
-    for f in 1 2 3 4 5; do
+    for f in 1 2 3 4 5 6; do
       cols+=("$(for ((r = 1; r <= ROUNDS; r++)); do awk -v f=$f '{print $f}' <<<"${RES[$n/$lc/$r]}"; done | grep -v '^-$' | median)")
     done
-    printf '| %s | %s | %.0f | %.2f | %.0f | %s | %.1f |\n' "$n" "$lc" "${cols[0]}" "${cols[1]}" "${cols[2]}" "${cols[3]:--}" "${cols[4]}"
+    printf '| %s | %s | %.0f | %.2f | %.0f | %.1f | %s | %.1f |\n' "$n" "$lc" "${cols[0]}" "${cols[1]}" "${cols[2]}" "${cols[3]}" "${cols[4]:--}" "${cols[5]}"
   done
 done
 echo
 echo "Every run (wrk errors: socket errors and non-2xx responses; per thread: fd_takeover deltas):"
 echo
-echo "| servers | pool-low-conn | round | req/s | reuse % | takeovers/s | spread | CPU µs/req | errors | per thread |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| servers | pool-low-conn | round | req/s | reuse % | takeovers/s | per 1k req | spread | CPU µs/req | errors | per thread |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for n in $SERVERS; do
   for lc in $LOWCONN; do
     for ((r = 1; r <= ROUNDS; r++)); do
-      read -r rps rate tps spread cpu errs per <<<"${RES[$n/$lc/$r]}"
-      echo "| $n | $lc | $r | $rps | $rate | $tps | $spread | $cpu | $errs | $per |"
+      read -r rps rate tps tpk spread cpu errs per <<<"${RES[$n/$lc/$r]}"
+      echo "| $n | $lc | $r | $rps | $rate | $tps | $tpk | $spread | $cpu | $errs | $per |"
     done
   done
 done
