@@ -25,6 +25,8 @@ var bufPool = http1.NewBufferPool(16384)
 
 // hconn is a client connection's reusable state.
 type hconn struct {
+	si              streamInfo // the exchange being served
+	cw              countWriter
 	dl              connDeadlines // client connection
 	idleLeft        time.Duration // keep-alive time left when parking
 	req, resp       http1.Head
@@ -199,8 +201,9 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 // httpExchange serves one request. It returns whether the client
 // connection may carry another one.
 func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) (keep, park bool) {
-	si := streamInfo{accept: start, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
-	hlen, ok, park := proc.readRequest(fe, c, cbuf, hc, first, &si)
+	hc.si = streamInfo{accept: start, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
+	si := &hc.si
+	hlen, ok, park := proc.readRequest(fe, c, cbuf, hc, first, si)
 	if !ok {
 		return false, park
 	}
@@ -208,14 +211,14 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	now := time.Now()
 	si.trq = now.Sub(start)
 	hc.reqLine = appendReqLine(hc.reqLine[:0], req)
-	si.reqLine = string(hc.reqLine)
+	si.reqLine = hc.reqLine
 	fe.FE.Request(now)
 	view := reqView{h: req, client: si.client}
 	si.host = req.Host()
 
 	hc.rwReq.Reset()
 	// Frontend rules, then the backend's.
-	if done, keep := proc.applyReqRules(fe, fe.reqRules, &view, hc, c, cbuf, hlen, &si); done {
+	if done, keep := proc.applyReqRules(fe, fe.reqRules, &view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
 	be := fe.DefBE
@@ -227,12 +230,12 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	}
 	if be == nil {
 		si.status, si.term = 503, [2]byte{'S', 'C'}
-		proc.replyError(fe, c, 503, true, &si)
+		proc.replyError(fe, c, 503, true, si)
 		return false, false
 	}
 	si.be = be
 	if be != fe {
-		if done, keep := proc.applyReqRules(be, be.reqRules, &view, hc, c, cbuf, hlen, &si); done {
+		if done, keep := proc.applyReqRules(be, be.reqRules, &view, hc, c, cbuf, hlen, si); done {
 			return keep, false
 		}
 	}
@@ -265,34 +268,40 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	if err != nil {
 		fe.FE.Ereq.Add(1)
 		si.status, si.term = 400, [2]byte{'P', 'R'}
-		proc.replyError(fe, c, 400, true, &si)
+		proc.replyError(fe, c, 400, true, si)
 		return false, false
 	}
 	retryable := complete
 
 	var entry *pool.Entry[*srvConn]
 	var srv *Server
-	cw := &countWriter{w: c}
+	hc.cw = countWriter{w: c}
+	cw := &hc.cw
+	// sessSrv is the server whose session this exchange opened.
+	var sessSrv *Server
 	defer func() {
 		if srv != nil {
 			srv.releaseSlot()
+		}
+		if sessSrv != nil {
+			sessSrv.Counters.SessionEnd()
+			sessSrv.untrackSession(c)
 		}
 	}()
 	clientKeep := req.KeepAlive() && fe.ConnMode != HTTPClose && be.ConnMode != HTTPClose
 	var tSent time.Time
 	for attempt := 0; ; attempt++ {
 		if entry == nil {
-			e, s, es := proc.httpConnect(ctx, be, key, srv, shard, first, c, &si)
+			e, s, es := proc.httpConnect(ctx, be, key, srv, shard, first, c, si)
 			if es != nil {
 				si.status, si.term = es.status, es.term
-				proc.replyError(fe, c, es.status, true, &si)
+				proc.replyError(fe, c, es.status, true, si)
 				return false, false
 			}
 			if srv == nil {
 				s.Counters.SessionStart(time.Now())
-				defer s.Counters.SessionEnd()
 				s.trackSession(c)
-				defer s.untrackSession(c)
+				sessSrv = s
 			}
 			entry, srv = e, s
 			si.srv = srv
@@ -321,7 +330,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 					si.term = [2]byte{'C', 'D'}
 					si.status = -1
 					si.tt = time.Since(start)
-					proc.logHTTP(&si)
+					proc.logHTTP(si)
 					return false, false
 				}
 				total = 0
@@ -329,7 +338,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 		}
 		tSent = time.Now()
 		if werr == nil {
-			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, &si, cw, clientKeep, total)
+			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, si, cw, clientKeep, total)
 			if rerr == nil {
 				si.tr = si.tr - tSent.Sub(start)
 				_ = status
@@ -341,8 +350,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				si.bytesOut = cw.n
 				si.ta = time.Since(start)
 				si.tt = si.ta
-				proc.accountHTTP(fe, be, srv, &si)
-				proc.logHTTP(&si)
+				proc.accountHTTP(fe, be, srv, si)
+				proc.logHTTP(si)
 				return clientKeep && si.keepClient && !proc.stoppingNow(), false
 			}
 			if rerr == errStaleConn && entry.Reused() && retryable && attempt < 3 {
@@ -361,18 +370,18 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				si.term = [2]byte{'C', 'D'}
 				si.status = -1
 				si.tt = time.Since(start)
-				proc.logHTTP(&si)
+				proc.logHTTP(si)
 				return false, false
 			}
 			srv.Counters.Eresp.Add(1)
 			be.BE.Eresp.Add(1)
 			if rerr == errHeadersSent {
 				si.tt = time.Since(start)
-				proc.logHTTP(&si)
+				proc.logHTTP(si)
 				return false, false
 			}
 			si.status = st
-			proc.replyError(fe, c, st, true, &si)
+			proc.replyError(fe, c, st, true, si)
 			return false, false
 		}
 		// Writing to the server failed: a reused connection may have been
@@ -383,7 +392,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			srv.Counters.Eresp.Add(1)
 			be.BE.Eresp.Add(1)
 			si.status, si.term = 502, [2]byte{'S', 'H'}
-			proc.replyError(fe, c, 502, true, &si)
+			proc.replyError(fe, c, 502, true, si)
 			return false, false
 		}
 	}
