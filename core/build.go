@@ -19,6 +19,8 @@ type Config struct {
 	// resolvers, userlist, ...), in order.
 	Sections []*config.Section
 	logging  *logState
+	// Peers are the peers sections kept (those with a local peer).
+	Peers []*PeersSection
 
 	// ParseAlerts counts the alerts raised while reading sections, before
 	// validation (HAProxy then says "Error(s) found in configuration file").
