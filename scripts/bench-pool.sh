@@ -4,7 +4,7 @@
 # scaled to a small machine, on loopback only.
 #
 # For every number of servers and every pool-low-conn value, round after
-# round (A B C D A B C D ...), it starts goha with nbthread $NBTHREAD,
+# round (A B C D D C B A ...), it starts goha with nbthread $NBTHREAD,
 # http-reuse always and round-robin over the servers, loads it with wrk,
 # and reads the stats socket before and after the measured run:
 #   req/s       wrk's Requests/sec
@@ -195,14 +195,25 @@ run() {
 
 median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) exit; if (NR % 2) print v[(NR + 1) / 2]; else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
+# Even rounds run the configurations in reverse order, so that whatever
+# drifts during a round (other load, sockets in TIME_WAIT) does not always
+# fall on the same configuration.
+CONFIGS=()
+for n in $SERVERS; do
+  for lc in $LOWCONN; do CONFIGS+=("$n/$lc"); done
+done
 declare -A RES
 for ((r = 1; r <= ROUNDS; r++)); do
-  for n in $SERVERS; do
-    for lc in $LOWCONN; do
-      line=$(run "$n" "$lc")
-      RES[$n/$lc/$r]=$line
-      echo "round $r servers $n pool-low-conn $lc: $line" >&2
-    done
+  order=("${CONFIGS[@]}")
+  if ((r % 2 == 0)); then
+    order=()
+    for ((i = ${#CONFIGS[@]} - 1; i >= 0; i--)); do order+=("${CONFIGS[i]}"); done
+  fi
+  for c in "${order[@]}"; do
+    n=${c%/*} lc=${c#*/}
+    line=$(run "$n" "$lc")
+    RES[$n/$lc/$r]=$line
+    echo "round $r servers $n pool-low-conn $lc: $line" >&2
   done
 done
 
