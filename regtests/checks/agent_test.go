@@ -35,7 +35,7 @@ frontend fe
     bind "fd@${fe}"
     default_backend be
 backend be
-    server s1 %s weight 100 check inter 100 rise 1 fall 1 agent-check agent-port %s agent-inter 100
+    server s1 %s weight 100 check inter 500 rise 1 fall 1 agent-check agent-port %s agent-inter 100
     server s2 %s weight 100
 `, s1.addr, port(agent.addr), s2.addr))
 		r.waitStatus("be", "s1", "UP", 3*time.Second)
@@ -107,7 +107,7 @@ func agentRunsInMaint(t *testing.T, pr prog) {
 	agent.greet.Store(true)
 	r := start(t, pr, fmt.Sprintf(`
 backend be
-    server s1 %s weight 100 check inter 100 rise 1 fall 1 agent-check agent-port %s agent-inter 100
+    server s1 %s weight 100 check inter 500 rise 1 fall 1 agent-check agent-port %s agent-inter 100
 `, s1.addr, port(agent.addr)))
 	r.waitStatus("be", "s1", "UP", 3*time.Second)
 	r.cli("set server be/s1 state maint")

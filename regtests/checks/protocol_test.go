@@ -26,8 +26,8 @@ frontend fe
 backend be
     option httpchk GET /health
     http-check expect status 200
-    server s1 %s check inter 100 rise 2 fall 1
-    server s2 %s check inter 100 rise 2 fall 1
+    server s1 %s check inter 200 rise 2 fall 1
+    server s2 %s check inter 200 rise 2 fall 1
 `, s1.addr, s2.addr))
 		down := r.waitStatus("be", "s1", "DOWN", 3*time.Second)
 		r.waitEvent("Server be/s1 is DOWN", time.Second)
@@ -71,7 +71,7 @@ backend be
     option tcp-check
     tcp-check send PING\r\n
     tcp-check expect string PONG
-    server s1 %s check inter 100 rise 1 fall 1
+    server s1 %s check inter 200 rise 1 fall 1
 `, resp.addr))
 		up := r.waitView("be", "s1", 3*time.Second, "L7OK", func(v view) bool { return v.CheckStatus == "L7OK" })
 		resp.set(always("PANG\r\n"))
@@ -130,7 +130,7 @@ func TestRedisCheck(t *testing.T) {
 backend be
     mode tcp
     option redis-check
-    server s1 %s check inter 100 rise 1 fall 1
+    server s1 %s check inter 200 rise 1 fall 1
 `, addr))
 		up := r.waitView("be", "s1", 3*time.Second, "L7OK", func(v view) bool { return v.CheckStatus == "L7OK" })
 		if info := r.stat("be", "s1")["last_chk"]; info != "Redis server is ok" {

@@ -20,7 +20,7 @@ frontend fe
     bind "fd@${fe}"
     default_backend be
 backend be
-    server s1 %s check inter 100 rise 1 fall 1
+    server s1 %s check inter 200 rise 1 fall 1
     server s2 %s
 `, s1.addr, s2.addr))
 		var seen []string
@@ -107,7 +107,7 @@ func TestSetCheckPort(t *testing.T) {
 		closed := freeAddr(t)
 		r := start(t, pr, fmt.Sprintf(`
 backend be
-    server s1 %s check inter 100 rise 1 fall 1
+    server s1 %s check inter 200 rise 1 fall 1
 `, s1.addr))
 		var seen []string
 		see := func(what string, v view) { seen = append(seen, what+": "+v.String()) }

@@ -22,8 +22,8 @@ frontend fe
     default_backend be
 backend be
     balance roundrobin
-    server s1 %s check inter 100 rise 2 fall 2
-    server s2 %s check inter 100 rise 2 fall 2
+    server s1 %s check inter 200 rise 2 fall 2
+    server s2 %s check inter 200 rise 2 fall 2
 `, s1.addr, s2.addr))
 		r.waitView("be", "s1", 3*time.Second, "a first check", func(v view) bool { return v.CheckStatus == "L4OK" })
 		if m := r.hits(10); m["s1"] == 0 || m["s2"] == 0 {
@@ -75,7 +75,7 @@ frontend fe
     bind "fd@${fe}"
     default_backend be
 backend be
-    server s1 %s check inter 100 rise 1 fall 1
+    server s1 %s check inter 200 rise 1 fall 1
 `, s1.addr))
 		r.waitView("be", "s1", 3*time.Second, "a first check", func(v view) bool { return v.CheckStatus == "L4OK" })
 		s1.stop()

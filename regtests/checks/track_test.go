@@ -12,7 +12,7 @@ frontend fe
     bind "fd@${fe}"
     default_backend be2
 backend be
-    server s1 %s check inter 100 rise 1 fall 1
+    server s1 %s check inter 200 rise 1 fall 1
 backend be2
     server t1 %s track be/s1
     server t2 %s
