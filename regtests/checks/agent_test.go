@@ -24,7 +24,7 @@ func TestAgentReplies(t *testing.T) {
 		{"maxconn:10", "maxconn 10", func(m map[string]string) bool { return m["slim"] == "10" }},
 		{"maint", "MAINT", func(m map[string]string) bool { return m["status"] == "MAINT" }},
 	}
-	got := map[string]string{}
+	got, evs := map[string]string{}, map[string]string{}
 	for _, pr := range proxies(t) {
 		s1 := newSwitchable(t, "s1")
 		s2 := newSwitchable(t, "s2")
@@ -84,9 +84,22 @@ backend be
 		v := r.waitStatus("be", "s1", "UP", 3*time.Second)
 		seen = append(seen, "ready: "+v.String())
 		got[pr.name] = strings.Join(seen, "\n")
+		// Lines of the admin state changes (drain, maintenance) are
+		// TestAdminStateLines'; the agent's health changes are compared.
+		var lines []string
+		for _, e := range r.events() {
+			if strings.Contains(e, ", reason: ") {
+				lines = append(lines, e)
+			}
+		}
+		if len(lines) != 2 {
+			t.Errorf("%s: agent down/up lines: %q", pr.name, lines)
+		}
+		evs[pr.name] = strings.Join(lines, "\n")
 		r.p.Stop()
 	}
 	compare(t, "agent steps", got)
+	compare(t, "state lines", evs)
 }
 
 // TestAgentRunsInMaint: maintenance pauses the health check but not the

@@ -97,7 +97,7 @@ func TestAdminStateLines(t *testing.T) {
 	for _, pr := range proxies(t) {
 		t.Run(pr.name, func(t *testing.T) {
 			if pr.name == "goha" {
-				t.Skip("goha bug: admin state changes (set server state maint|ready|drain, agent maint, set server health) print no state line; HAProxy prints 'Server be/s1 is going DOWN for maintenance. ...' and 'Server be/s1 is UP/READY (leaving forced maintenance).', and the trackers' 'via' lines (core/admin.go setAdminFlag/clrAdminFlag log nothing)")
+				t.Skip("goha bug: admin state changes (set server state maint|ready|drain, agent drain|maint|ready) print no state line; HAProxy prints 'Server be/s1 is going DOWN for maintenance. ...', 'Server be/s1 is UP/READY (leaving forced maintenance).', 'Server be/s1 enters drain state. ...', 'Server be/s1 is UP (leaving forced drain).' and the trackers' 'via' lines (core/admin.go setAdminFlag/clrAdminFlag log nothing)")
 			}
 			s1 := newSwitchable(t, "s1")
 			s2 := newSwitchable(t, "s2")
