@@ -193,12 +193,10 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	if s.OpState() == op {
 		return
 	}
-	if op == OpStopped {
-		s.ChkDown.Add(1)
-	}
-	// SetOperational passes the state on to the trackers; HAProxy logs
-	// each tracker that changed ("Server be2/t1 is DOWN via be/s1."), so
-	// their states are taken before.
+	// SetOperational counts the down transition (setOpLocked) and passes
+	// the state on to the trackers; HAProxy logs each tracker that changed
+	// ("Server be2/t1 is DOWN via be/s1."), so their states are taken
+	// before.
 	trk := trackerOps(s, nil)
 	s.SetOperational(op)
 	if s.chk != nil {
@@ -212,9 +210,6 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	for _, t := range trk {
 		if t.s.OpState() != op || t.op == op {
 			continue
-		}
-		if op == OpStopped {
-			t.s.ChkDown.Add(1)
 		}
 		via := t.s.tracked()
 		logStateChange(t.s, ev, op, check.Reason{Via: via.Proxy.Name + "/" + via.Name})

@@ -41,6 +41,9 @@ backend be
 		if m := r.hits(10); m["s1"] == 0 {
 			t.Errorf("%s: s1 back up, traffic %v", pr.name, m)
 		}
+		if n := r.stat("be", "s1")["chkdown"]; n != "1" {
+			t.Errorf("%s: chkdown %q after one down transition", pr.name, n)
+		}
 		if want := `stat="DOWN"/"L4CON"/""`; !strings.HasPrefix(down.String(), want) {
 			t.Errorf("%s: down: %v, want %s", pr.name, down, want)
 		}
