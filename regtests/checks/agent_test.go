@@ -137,3 +137,30 @@ backend be
 		time.Sleep(25 * time.Millisecond)
 	}
 }
+
+// TestDisableEnableAgent: with the agent disabled, its "down" no longer
+// keeps the server down; enabled again, it does.
+func TestDisableEnableAgent(t *testing.T) {
+	got := map[string]string{}
+	for _, pr := range proxies(t) {
+		s1 := newSwitchable(t, "s1")
+		agent := newResponder(t, always("down\n"))
+		agent.greet.Store(true)
+		r := start(t, pr, fmt.Sprintf(`
+backend be
+    server s1 %s check inter 200 rise 1 fall 1 agent-check agent-port %s agent-inter 200
+`, s1.addr, port(agent.addr)))
+		var seen []string
+		see := func(what string, v view) { seen = append(seen, what+": "+v.String()) }
+		see("agent down", r.waitStatus("be", "s1", "DOWN (agent)", 3*time.Second))
+		if out := r.cli("disable agent be/s1"); strings.TrimSpace(out) != "" {
+			t.Errorf("%s: disable agent: %q", pr.name, out)
+		}
+		see("agent disabled", r.waitStatus("be", "s1", "UP", 3*time.Second))
+		r.cli("enable agent be/s1")
+		see("agent enabled", r.waitStatus("be", "s1", "DOWN (agent)", 3*time.Second))
+		got[pr.name] = strings.Join(seen, "\n")
+		r.p.Stop()
+	}
+	compare(t, "views", got)
+}
