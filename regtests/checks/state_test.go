@@ -92,3 +92,30 @@ backend be
 	}
 	compare(t, "state lines", evs)
 }
+
+// TestLogHealthChecks: with option log-health-checks, every probe that
+// moves the counter is logged, and the state lines carry no check reason.
+func TestLogHealthChecks(t *testing.T) {
+	evs := map[string]string{}
+	for _, pr := range proxies(t) {
+		s1 := newSwitchable(t, "s1")
+		r := start(t, pr, fmt.Sprintf(`
+global
+    log stderr format raw local0 info
+backend be
+    log global
+    option log-health-checks
+    server s1 %s check inter 200 rise 2 fall 2
+`, s1.addr))
+		r.waitView("be", "s1", 3*time.Second, "a first check", func(v view) bool { return v.CheckStatus == "L4OK" })
+		s1.stop()
+		r.waitStatus("be", "s1", "DOWN", 3*time.Second)
+		r.waitEvent("Server be/s1 is DOWN", time.Second)
+		s1.restart()
+		r.waitStatus("be", "s1", "UP", 3*time.Second)
+		r.waitEvent("Server be/s1 is UP", time.Second)
+		evs[pr.name] = strings.Join(r.events(), "\n")
+		r.p.Stop()
+	}
+	compare(t, "state lines", evs)
+}
