@@ -174,3 +174,41 @@ func waitDial(t *testing.T, addr string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestDisableOn404: with http-check disable-on-404, a running server
+// answering 404 goes NOLB (stopping, L7OKC) and gets no new traffic; a
+// 200 brings it back.
+func TestDisableOn404(t *testing.T) {
+	evs, views := map[string]string{}, map[string]string{}
+	for _, pr := range proxies(t) {
+		s1 := newSwitchable(t, "s1")
+		s2 := newSwitchable(t, "s2")
+		r := start(t, pr, fmt.Sprintf(`
+frontend fe
+    bind "fd@${fe}"
+    default_backend be
+backend be
+    option httpchk GET /health
+    http-check disable-on-404
+    server s1 %s check inter 200 rise 1 fall 1
+    server s2 %s check inter 200 rise 1 fall 1
+`, s1.addr, s2.addr))
+		r.waitView("be", "s1", 3*time.Second, "a first check", func(v view) bool { return v.CheckStatus == "L7OK" })
+		s1.code.Store(404)
+		nolb := r.waitStatus("be", "s1", "NOLB", 3*time.Second)
+		r.waitEvent("Server be/s1 is stopping", time.Second)
+		if m := r.hits(6); m["s2"] != 6 {
+			t.Errorf("%s: s1 NOLB, traffic %v", pr.name, m)
+		}
+		s1.code.Store(200)
+		up := r.waitStatus("be", "s1", "UP", 3*time.Second)
+		r.waitEvent("Server be/s1 is UP", time.Second)
+		if want := `stat="NOLB"/"L7OKC"/"404"`; !strings.HasPrefix(nolb.String(), want) {
+			t.Errorf("%s: nolb: %v, want %s", pr.name, nolb, want)
+		}
+		evs[pr.name], views[pr.name] = strings.Join(r.events(), "\n"), nolb.String()+" / "+up.String()
+		r.p.Stop()
+	}
+	compare(t, "state lines", evs)
+	compare(t, "views", views)
+}
