@@ -215,8 +215,11 @@ func (r *run) events() []string {
 			continue
 		}
 		line = logPrefix.ReplaceAllString(line, "")
-		if strings.HasPrefix(line, "Server ") || strings.HasPrefix(line, "backend ") || strings.HasPrefix(line, "Health check ") {
-			l = append(l, duration.ReplaceAllString(line, "check duration: Xms"))
+		for _, p := range []string{"Server ", "Backup Server ", "backend ", "Health check ", "Agent check "} {
+			if strings.HasPrefix(line, p) {
+				l = append(l, duration.ReplaceAllString(line, "check duration: Xms"))
+				break
+			}
 		}
 	}
 	return l

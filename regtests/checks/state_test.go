@@ -119,3 +119,37 @@ backend be
 	}
 	compare(t, "state lines", evs)
 }
+
+// TestBackupTakesOver: when the only active server goes down, the backup
+// server gets the traffic and the state line says so.
+func TestBackupTakesOver(t *testing.T) {
+	evs := map[string]string{}
+	for _, pr := range proxies(t) {
+		s1 := newSwitchable(t, "s1")
+		b1 := newSwitchable(t, "b1")
+		r := start(t, pr, fmt.Sprintf(`
+frontend fe
+    bind "fd@${fe}"
+    default_backend be
+backend be
+    server s1 %s check inter 200 rise 1 fall 1
+    server b1 %s check inter 200 rise 1 fall 1 backup
+`, s1.addr, b1.addr))
+		r.waitView("be", "s1", 3*time.Second, "a first check", func(v view) bool { return v.CheckStatus == "L4OK" })
+		if m := r.hits(4); m["s1"] != 4 {
+			t.Errorf("%s: active server up, traffic %v", pr.name, m)
+		}
+		s1.stop()
+		r.waitStatus("be", "s1", "DOWN", 3*time.Second)
+		r.waitEvent("Server be/s1 is DOWN", time.Second)
+		if m := r.hits(4); m["b1"] != 4 {
+			t.Errorf("%s: active server down, traffic %v", pr.name, m)
+		}
+		b1.stop()
+		r.waitStatus("be", "b1", "DOWN", 3*time.Second)
+		r.waitEvent("Backup Server be/b1 is DOWN", time.Second)
+		evs[pr.name] = strings.Join(r.events(), "\n")
+		r.p.Stop()
+	}
+	compare(t, "state lines", evs)
+}
