@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: all build test deps vet unit regtests vtc fmt-check demo bench clean
+.PHONY: all build test deps vet unit regtests vtc clientnative fmt-check demo bench clean
 
 all: build
 
@@ -31,7 +31,12 @@ unit:
 vtc: build
 	GOHA=$(BIN)/goha ./regtests/vtc/run.sh
 
-test: deps fmt-check vet build unit vtc
+# client-native (the Data Plane API's runtime client) against goha and
+# HAProxy; a module of its own, so goha's go.mod does not depend on it.
+clientnative:
+	cd regtests/clientnative && $(GO) test ./...
+
+test: deps fmt-check vet build unit vtc clientnative
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./core/... ./ring/... ./runtime/...
