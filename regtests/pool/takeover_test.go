@@ -349,6 +349,29 @@ backend be
 	if rate := float64(reuse) / float64(reuse+connect); rate < 0.99 {
 		t.Errorf("reuse rate %.2f%% (reuse %d, connect %d), want >= 99%%", 100*rate, reuse, connect)
 	}
+	// Each thread pools its own connections: after the load every thread
+	// holds idle connections (show servers conn's idle_per_thr columns).
+	perThr := make([]int64, threads)
+	rows := 0
+	for _, l := range strings.Split(runtimeCmd(t, sock, "show servers conn be"), "\n") {
+		f := strings.Fields(l)
+		if len(f) < threads || !strings.HasPrefix(l, "be/") {
+			continue
+		}
+		rows++
+		for i := range perThr {
+			v, _ := strconv.ParseInt(f[len(f)-threads+i], 10, 64)
+			perThr[i] += v
+		}
+	}
+	if rows != servers {
+		t.Fatalf("show servers conn listed %d servers, want %d", rows, servers)
+	}
+	for i, v := range perThr {
+		if v == 0 {
+			t.Errorf("thread %d holds no idle connection after the load: %v", i, perThr)
+		}
+	}
 	if takeovers < 200 {
 		return // too few to say anything about their spread
 	}
