@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -381,5 +383,89 @@ backend be
 	}
 	if hi > 2*lo {
 		t.Errorf("fd_takeover per thread %v: the busiest thread took over more than twice as often as the least busy", per)
+	}
+}
+
+// TestIdlePoolTuning checks the global keywords that tune the pools:
+// HAProxy 2.6 accepts tune.pool-low-fd-ratio and tune.pool-high-fd-ratio,
+// and with tune.idle-pool.shared off a thread never takes a connection
+// over from another one.
+func TestIdlePoolTuning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	if os.Getenv("GOHA_KNOWN_BUGS") == "" {
+		t.Skip("goha bug: core/listen.go Process.Run creates the pool set with pool.Options{Threads} only; " +
+			"tune.pool-low-fd-ratio/tune.pool-high-fd-ratio are unknown keywords (fatal) and " +
+			"tune.idle-pool.shared is parsed but ignored (core/kw_global.go), so NoShare/LowFDs/HighFDs never reach core/pool (GOHA_KNOWN_BUGS=1 runs it)")
+	}
+	check := filepath.Join(t.TempDir(), "check.cfg")
+	if err := os.WriteFile(check, []byte(`
+global
+    tune.pool-low-fd-ratio 20
+    tune.pool-high-fd-ratio 25
+    tune.idle-pool.shared off
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
+backend be
+    server s1 127.0.0.1:1
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Exit status 2: valid, but nothing to listen on (as HAProxy).
+	out, _ := exec.Command(bin.Path(t, "goha"), "-c", "-f", check).CombinedOutput()
+	if strings.Contains(string(out), "ALERT") || strings.Contains(string(out), "not implemented") {
+		t.Errorf("goha -c does not take the pool tuning keywords:\n%s", out)
+	}
+
+	const threads = 4
+	orig := startSlowOrigins(t, 20, time.Millisecond)
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, `
+global
+    nbthread %d
+    tune.pool-low-fd-ratio 20
+    tune.pool-high-fd-ratio 25
+    tune.idle-pool.shared off
+    stats socket ${TMP}/admin.sock level admin
+defaults
+    mode http
+    http-reuse always
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
+frontend fe
+    bind "fd@${fe}"
+    default_backend be
+backend be
+    balance roundrobin
+`, threads)
+	for i, a := range orig.addrs {
+		fmt.Fprintf(&cfg, "    server s%d %s\n", i, a)
+	}
+	p := harness.Start(t, bin.Path(t, "goha"), cfg.String(), "fe")
+	sock := filepath.Join(p.Dir, "admin.sock")
+	for i := 0; i < 100 && !exists(sock) && !p.Exited(); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p.Exited() || !exists(sock) {
+		t.Fatalf("goha did not start:\n%s", p.Output())
+	}
+	stop := make(chan struct{})
+	okCount, wait := loadClients(t, p.Addrs["fe"], 100, stop)
+	time.Sleep(3 * time.Second)
+	close(stop)
+	if err := wait(); err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	total, per := fdTakeover(t, runtimeCmd(t, sock, "show activity"), threads)
+	if okCount.Load() < 1000 {
+		t.Fatalf("only %d requests: the load did not run", okCount.Load())
+	}
+	if total != 0 {
+		t.Errorf("tune.idle-pool.shared off, yet %d takeovers %v", total, per)
 	}
 }
