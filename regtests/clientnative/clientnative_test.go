@@ -370,6 +370,29 @@ func session(t *testing.T, p *proc) []string {
 	check("health s2 up", rt.SetServerHealth("be_app", "s2", "up"))
 	state("be_app", "s2")
 
+	// HAProxy reports a bad address as a warning ([4]), which client-native
+	// does not count as an error; the server keeps its address.
+	check("addr s3 not-an-ip", rt.SetServerAddr("be_app", "s3", "not-an-ip", 0))
+	if s := state("be_app", "s3"); s.Address != "127.0.0.3" {
+		t.Errorf("%s: s3 at %s after a bad SetServerAddr", p.name, s.Address)
+	}
+
+	// Dynamic servers, as the Data Plane API adds and removes them.
+	check("add dyn1", rt.AddServer("be_app", "dyn1", "127.0.0.1:8009 weight 7"))
+	if s := state("be_app", "dyn1"); s.AdminState != "maint" || i64(s.Weight) != "7" || s.ID != "4" {
+		t.Errorf("%s: new server dyn1: %s", p.name, fmtServer(s))
+	}
+	check("ready dyn1", rt.SetServerState("be_app", "dyn1", "ready"))
+	state("be_app", "dyn1")
+	check("maint dyn1", rt.SetServerState("be_app", "dyn1", "maint"))
+	check("del dyn1", rt.DeleteServer("be_app", "dyn1"))
+	if _, err := rt.GetServerState("be_app", "dyn1"); err == nil {
+		t.Errorf("%s: dyn1 still there after DeleteServer", p.name)
+	}
+
+	check("maxconn fe_main 500", rt.SetFrontendMaxConn("fe_main", 500))
+	check("clear counters", rt.ClearCounters())
+
 	// Errors as the Data Plane API reports them; the socket path is
 	// client-native's prefix and differs between the two runs.
 	for _, e := range []struct {
@@ -380,6 +403,9 @@ func session(t *testing.T, p *proc) []string {
 		{"state nosuchbe", rt.SetServerState("nosuchbe", "s1", "maint")},
 		{"weight r1 7 (static)", rt.SetServerWeight("be_static", "r1", "7")},
 		{"weight s1 300", rt.SetServerWeight("be_app", "s1", "300")},
+		{"add s1 again", rt.AddServer("be_app", "s1", "127.0.0.1:8001")},
+		{"del s2 (not in maintenance)", rt.DeleteServer("be_app", "s2")},
+		{"add to static", rt.AddServer("be_static", "dyn2", "127.0.0.1:8029")},
 	} {
 		if e.err == nil {
 			t.Errorf("%s: %s succeeded", p.name, e.what)
