@@ -33,7 +33,8 @@ type backendRT struct {
 
 	// byIdx maps picker indices to servers. Indices never move: a deleted
 	// server leaves a nil, an added one takes the next index. Replaced as
-	// a whole (copy on write) under the proxy's lbMu.
+	// a whole (copy on write) under idxMu.
+	idxMu sync.Mutex
 	byIdx atomic.Pointer[[]*Server]
 
 	// qmu guards waiters, the backend queue: streams waiting for a server
@@ -127,13 +128,13 @@ func (proc *Process) initServerPool(s *Server, reuse pool.Mode) error {
 // AlgoName is the balance algorithm's name, as show stat prints it.
 func (p *Proxy) AlgoName() string {
 	if p.rt != nil {
-		return p.rt.picker.Name()
+		return p.rt.bal.Algo.StatName()
 	}
 	b, err := lb.ParseBalance(p.Balance)
 	if err != nil {
 		return ""
 	}
-	return b.Algo.String()
+	return b.Algo.StatName()
 }
 
 // DynamicLB says whether the backend's algorithm accepts run-time weights

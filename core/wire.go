@@ -60,7 +60,9 @@ func applyServerChange(s *Server, ev ServerEvent) {
 		}
 		p.lbUpdate(s)
 	case SrvEvAdded:
-		p.lbMu.Lock()
+		// AddServer fires this hook with p.lbMu held: rt.idxMu orders
+		// changes of the index table instead.
+		rt.idxMu.Lock()
 		old := *rt.byIdx.Load()
 		s.idx = len(old)
 		idx := append(append([]*Server(nil), old...), s)
@@ -78,11 +80,11 @@ func applyServerChange(s *Server, ev ServerEvent) {
 		s.refreshTLS(rt.global)
 		rt.picker.Add(s.idx, lbServer(s))
 		rt.byIdx.Store(&idx)
-		p.lbMu.Unlock()
+		rt.idxMu.Unlock()
 	case SrvEvShutdownSessions:
 		s.killSessions()
 	case SrvEvDeleted:
-		p.lbMu.Lock()
+		rt.idxMu.Lock()
 		old := *rt.byIdx.Load()
 		idx := append([]*Server(nil), old...)
 		if s.idx < len(idx) && idx[s.idx] == s {
@@ -90,7 +92,7 @@ func applyServerChange(s *Server, ev ServerEvent) {
 			rt.picker.Remove(s.idx)
 		}
 		rt.byIdx.Store(&idx)
-		p.lbMu.Unlock()
+		rt.idxMu.Unlock()
 		if s.pool != nil {
 			s.pool.Delete()
 		}

@@ -266,9 +266,21 @@ func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, st
 			time.Sleep(time.Second)
 			return 130
 		default:
-			proc.Stop()
+			// SIGTERM stops at once: stopping must not wait on a stream
+			// or a peer that does not answer.
+			stopWithin(proc, 2*time.Second)
 			return 0
 		}
 	}
 	return 0
+}
+
+// stopWithin runs proc.Stop, giving up after d.
+func stopWithin(proc *core.Process, d time.Duration) {
+	done := make(chan struct{})
+	go func() { proc.Stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }

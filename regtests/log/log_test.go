@@ -164,7 +164,7 @@ backend be
 	if err != nil {
 		t.Fatalf("no UDP log: %v", err)
 	}
-	if !regexp.MustCompile(`^<142>\w{3} [ \d]\d \d\d:\d\d:\d\d \S+ haproxy\[\d+\]: 127\.0\.0\.1:\d+ .*"GET /udp HTTP/1\.1"$`).Match(buf[:n]) {
+	if !regexp.MustCompile(`^<142>\w{3} [ \d]\d \d\d:\d\d:\d\d \S+ haproxy\[\d+\]: 127\.0\.0\.1:\d+ .*"GET /udp HTTP/1\.1"\n?$`).Match(buf[:n]) {
 		t.Fatalf("UDP rfc3164 line: %q", buf[:n])
 	}
 	cmd := exec.Command("socat", "stdio", "unix-connect:"+filepath.Join(p.Dir, "s.sock"))
