@@ -110,6 +110,11 @@ func Build(sections []config.Section, d *diag.Collector) *Config {
 		}
 	}
 	b.cfg.ParseAlerts = d.Count(diag.Alert)
+	if b.cfg.ParseAlerts > 0 {
+		// As HAProxy: errors while reading stop the load before the
+		// checks that need a complete configuration.
+		return b.cfg
+	}
 	b.validate()
 	for _, fn := range postChecks {
 		fn(b)

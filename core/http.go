@@ -566,17 +566,12 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 		}
 	}
 	upgrade := resp.Status == 101 && req.IsUpgrade()
-	keepClient := clientKeep && resp.KeepAlive() && !upgrade && hc.reqBody.Done()
+	// A server's own "Connection: close" closes only the server side: the
+	// client keeps its connection unless the response's framing needs the
+	// close (HAProxy 2.6 behaves so).
+	keepClient := clientKeep && http1.KeepClient(req, resp) && !upgrade && hc.reqBody.Done()
 	si.keepClient = keepClient
-	cliMode := http1.ConnNone
-	switch {
-	case upgrade:
-	case !keepClient:
-		cliMode = http1.ConnClose
-	case req.Flags&http1.FlagVer11 == 0:
-		cliMode = http1.ConnKeepAlive
-	}
-	hc.rwResp.SetConnection(resp, cliMode)
+	hc.rwResp.SetConnection(resp, http1.ConnForResponse(resp, req, keepClient))
 	hc.rsBody.Init(resp)
 	total, complete, err := http1.Complete(sbuf.Bytes(), hlen, &hc.rsBody)
 	if err != nil {

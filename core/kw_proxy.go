@@ -158,7 +158,7 @@ var proxyKeywords = []Keyword{
 	{Name: "default-server", Scope: scopeDefaults | scopeBE, Parse: parseDefaultServer},
 	{Name: "balance", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
 		if _, err := lb.ParseBalance(args); err != nil {
-			return err
+			return errf("balance %v", err)
 		}
 		c.p.Balance = append([]string(nil), args...)
 		return nil

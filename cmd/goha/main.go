@@ -45,8 +45,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.condSet {
 		ok, err := config.EvalCondition(o.cond, condOptions())
 		if err != nil {
+			// HAProxy exits 2 when the condition cannot be evaluated.
 			fmt.Fprintf(stderr, "[ALERT]    (%d) : Failed to evaluate condition: %v\n", os.Getpid(), err)
-			return 1
+			return 2
 		}
 		if ok {
 			return 0
