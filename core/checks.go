@@ -404,3 +404,10 @@ func (s *Server) CheckSnapshots() (health, agent *check.CheckState) {
 	}
 	return
 }
+
+// observe feeds live traffic to `observe layer4|layer7`.
+func (s *Server) observe(ev check.Event) {
+	if s.chk != nil && (s.Observe == "layer4" || s.Observe == "layer7") {
+		s.chk.Observe(ev)
+	}
+}

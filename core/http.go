@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"goha/core/check"
 	"goha/core/http1"
 	"goha/core/lb"
 	"goha/core/pool"
@@ -375,6 +376,19 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			}
 			srv.Counters.Eresp.Add(1)
 			be.BE.Eresp.Add(1)
+			switch {
+			case isTimeout(rerr):
+				srv.observe(check.EventHTTPReadTimeout)
+			case rerr == errStaleConn || isReset(rerr):
+				srv.observe(check.EventHTTPBrokenPipe)
+			default:
+				var he *http1.Error
+				if errors.As(rerr, &he) {
+					srv.observe(check.EventHTTPRsp)
+				} else {
+					srv.observe(check.EventHTTPReadError)
+				}
+			}
 			if rerr == errHeadersSent {
 				si.tt = time.Since(start)
 				proc.logHTTP(si)
@@ -448,12 +462,14 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 		nc, _, err := srv.dialServer(ctx, clientPort(c), be.connectTimeout(), sni)
 		si.tc = time.Since(t0)
 		if err == nil {
+			srv.observe(check.EventL4OK)
 			srv.Counters.Connect.Add(1)
 			be.BE.Connect.Add(1)
 			sc := &srvConn{Conn: nc, buf: bufPool.Get()}
 			sc.buf.Reset()
 			return srv.pool.Track(sc, gen), srv, nil
 		}
+		srv.observe(check.EventL4Err)
 		srv.Counters.Econ.Add(1)
 		be.BE.Econ.Add(1)
 		if attempt >= be.Retries {
@@ -544,6 +560,11 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 		cbuf.Discard(reqTotal)
 	}
 	si.status = resp.Status
+	if st := resp.Status; st >= 500 && st != 501 && st != 505 {
+		srv.observe(check.EventHTTPStatus)
+	} else {
+		srv.observe(check.EventHTTPOK)
+	}
 	view := reqView{h: resp, client: si.client, status: resp.Status}
 	hc.rwResp.Reset()
 	for _, px := range []*Proxy{be, fe} {

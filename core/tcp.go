@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"goha/core/check"
 	"goha/core/lb"
 )
 
@@ -48,10 +49,12 @@ func (proc *Process) connectServer(ctx context.Context, be *Proxy, key lb.Key, c
 		c, _, err := srv.dialServer(ctx, clientPort, be.connectTimeout(), "")
 		si.tc = time.Since(t0)
 		if err == nil {
+			srv.observe(check.EventL4OK)
 			srv.Counters.Connect.Add(1)
 			be.BE.Connect.Add(1)
 			return c, srv, nil
 		}
+		srv.observe(check.EventL4Err)
 		srv.releaseSlot()
 		srv.Counters.Econ.Add(1)
 		be.BE.Econ.Add(1)
