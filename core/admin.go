@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"goha/core/diag"
@@ -1033,7 +1034,22 @@ func (c *Config) HardMaxConn() int {
 	if c.Global.MaxConn > 0 {
 		return c.Global.MaxConn
 	}
-	return 4096
+	return defaultMaxConn()
+}
+
+// defaultMaxConn is HAProxy's maxconn when none is configured: what the
+// descriptor limit allows, two descriptors per connection after a small
+// reserve (with ulimit -n 20000 HAProxy 2.6 reports 9986).
+func defaultMaxConn() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur < 100 {
+		return 4096
+	}
+	n := (int(min(rl.Cur, 1<<24)) - 28) / 2
+	if n < 1 {
+		return 4096
+	}
+	return n
 }
 
 // SetGlobalMaxConn changes the process maxconn; v <= 0 restores the

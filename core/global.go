@@ -45,13 +45,21 @@ type Global struct {
 	GraceTime                    time.Duration
 	Quiet                        bool
 	ZeroWarning                  bool
+	// Idle server connection pools: tune.idle-pool.shared off, and the
+	// tune.pool-low-fd-ratio / tune.pool-high-fd-ratio percentages of the
+	// descriptor limit (HAProxy's defaults: 20 and 25).
+	IdlePoolNoShare bool
+	PoolLowFDRatio  int
+	PoolHighFDRatio int
 }
 
 func defaultGlobal() Global {
 	return Global{
-		StatsTimeout: 10 * time.Second,
-		StatsMaxConn: 10,
-		BufSize:      16384,
-		MaxRewrite:   1024,
+		StatsTimeout:    10 * time.Second,
+		StatsMaxConn:    10,
+		BufSize:         16384,
+		MaxRewrite:      1024,
+		PoolLowFDRatio:  20,
+		PoolHighFDRatio: 25,
 	}
 }

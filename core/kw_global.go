@@ -184,7 +184,19 @@ var globalKeywords = []Keyword{
 	{Name: "ssl-dh-param-file", Scope: scopeGlobal, Unimplemented: true},
 	{Name: "ssl-server-verify", Scope: scopeGlobal, Unimplemented: true},
 	{Name: "tune.ssl.default-dh-param", Scope: scopeGlobal, Unimplemented: true},
-	{Name: "tune.idle-pool.shared", Scope: scopeGlobal, Unimplemented: true},
+	{Name: "tune.idle-pool.shared", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+		switch first(args) {
+		case "on":
+			c.g.IdlePoolNoShare = false
+		case "off":
+			c.g.IdlePoolNoShare = true
+		default:
+			return errf("'%s' expects either 'on' or 'off' but got '%s'.", c.kw, first(args))
+		}
+		return nil
+	}},
+	{Name: "tune.pool-low-fd-ratio", Scope: scopeGlobal, Parse: fdRatio(func(g *Global) *int { return &g.PoolLowFDRatio })},
+	{Name: "tune.pool-high-fd-ratio", Scope: scopeGlobal, Parse: fdRatio(func(g *Global) *int { return &g.PoolHighFDRatio })},
 	{Name: "description", Scope: scopeGlobal | scopeProxy, Parse: func(c *kwCtx, args []string) error {
 		d := joinWords(args)
 		if c.p == nil {
@@ -223,4 +235,13 @@ func joinWords(w []string) string {
 	return s
 }
 
-var _ = strconv.Itoa
+func fdRatio(f func(g *Global) *int) func(c *kwCtx, args []string) error {
+	return func(c *kwCtx, args []string) error {
+		v, err := strconv.Atoi(first(args))
+		if err != nil || v < 0 || v > 100 {
+			return errf("'%s' expects an integer argument between 0 and 100.", c.kw)
+		}
+		*f(c.g) = v
+		return nil
+	}
+}

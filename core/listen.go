@@ -22,7 +22,17 @@ import (
 // Run opens every listener and starts serving. It returns once everything
 // listens, or with the first error (nothing is left open then).
 func (proc *Process) Run() error {
-	pools, err := pool.NewSet[*srvConn](pool.Options{Threads: proc.Threads})
+	// The pools' descriptor watermarks are fractions of maxsock, which
+	// HAProxy derives from maxconn (two sockets per connection).
+	g := &proc.Conf.Global
+	maxsock := 2 * proc.Conf.HardMaxConn()
+	pools, err := pool.NewSet[*srvConn](pool.Options{
+		Threads: proc.Threads,
+		NoShare: g.IdlePoolNoShare,
+		LowFDs:  maxsock * g.PoolLowFDRatio / 100,
+		HighFDs: maxsock * g.PoolHighFDRatio / 100,
+		UsedFDs: func() int { return int(2 * proc.curConns.Load()) },
+	})
 	if err != nil {
 		return err
 	}

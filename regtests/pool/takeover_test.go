@@ -394,11 +394,6 @@ func TestIdlePoolTuning(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
 	}
-	if os.Getenv("GOHA_KNOWN_BUGS") == "" {
-		t.Skip("goha bug: core/listen.go Process.Run creates the pool set with pool.Options{Threads} only; " +
-			"tune.pool-low-fd-ratio/tune.pool-high-fd-ratio are unknown keywords (fatal) and " +
-			"tune.idle-pool.shared is parsed but ignored (core/kw_global.go), so NoShare/LowFDs/HighFDs never reach core/pool (GOHA_KNOWN_BUGS=1 runs it)")
-	}
 	check := filepath.Join(t.TempDir(), "check.cfg")
 	if err := os.WriteFile(check, []byte(`
 global
