@@ -18,6 +18,9 @@ import (
 func newProc(t testing.TB, text string) *core.Process {
 	t.Helper()
 	d := &diag.Collector{}
+	// Without a maxconn, HAProxy and goha derive one from the descriptor
+	// limit of the machine: pin it so that replies do not depend on it.
+	text = "global\n    maxconn 4096\n" + text
 	secs := config.Parse("test.cfg", []byte(text), config.Options{Version: "2.6.12"}, d)
 	cfg := core.Build(secs, d)
 	if d.HasAlert() {
