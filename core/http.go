@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -26,6 +27,8 @@ var bufPool = http1.NewBufferPool(16384)
 
 // hconn is a client connection's reusable state.
 type hconn struct {
+	scratch         []byte     // evaluated rule values
+	out             []byte     // responses built by return rules
 	si              streamInfo // the exchange being served
 	cw              countWriter
 	dl              connDeadlines // client connection
@@ -574,9 +577,11 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			}
 			switch r.act {
 			case actSetHeader:
-				hc.rwResp.Set(resp, r.name, r.value)
+				hc.scratch = r.value.appendTo(hc.scratch[:0], &view)
+				hc.rwResp.Set(resp, r.name, hc.scratch)
 			case actAddHeader:
-				hc.rwResp.Add(r.name, r.value)
+				hc.scratch = r.value.appendTo(hc.scratch[:0], &view)
+				hc.rwResp.Add(r.name, hc.scratch)
 			case actDelHeader:
 				resp.Del(r.name)
 			case actDeny:
@@ -677,9 +682,11 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 		case actAllow:
 			return false, false
 		case actSetHeader:
-			hc.rwReq.Set(&hc.req, r.name, r.value)
+			hc.scratch = r.value.appendTo(hc.scratch[:0], view)
+			hc.rwReq.Set(&hc.req, r.name, hc.scratch)
 		case actAddHeader:
-			hc.rwReq.Add(r.name, r.value)
+			hc.scratch = r.value.appendTo(hc.scratch[:0], view)
+			hc.rwReq.Add(r.name, hc.scratch)
 		case actDelHeader:
 			hc.req.Del(r.name)
 		case actDeny, actReturn:
@@ -705,14 +712,19 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 				}
 				cbuf.Discard(hlen)
 			}
-			b := reply.Bytes(mode)
+			var b []byte
+			if reply != nil {
+				b = reply.Bytes(mode)
+			} else {
+				b = hc.dynamicReturn(r, view, mode)
+			}
 			c.Write(b)
 			si.bytesOut = int64(len(b))
 			si.tt = time.Since(si.accept)
 			si.ta = si.tt
 			si.fe.FE.Hrsp[HrspClass(r.status)].Add(1)
 			proc.logHTTP(si)
-			return true, keep && !reply.ForceClose
+			return true, keep && (reply == nil || !reply.ForceClose)
 		}
 	}
 	return false, false
@@ -820,4 +832,39 @@ func bytesIndexByte(b []byte, c byte) int {
 		}
 	}
 	return -1
+}
+
+// dynamicReturn builds the response of a return rule whose headers or body
+// are log-format expressions.
+func (hc *hconn) dynamicReturn(r *httpRule, v *reqView, mode http1.ConnValue) []byte {
+	hc.scratch = r.body.appendTo(hc.scratch[:0], v)
+	b := hc.out[:0]
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(r.status), 10)
+	b = append(b, ' ')
+	b = append(b, reasonPhrase(r.status)...)
+	b = append(b, "\r\ncontent-length: "...)
+	b = strconv.AppendInt(b, int64(len(hc.scratch)), 10)
+	b = append(b, "\r\n"...)
+	if r.ctype != "" {
+		b = append(b, "content-type: "...)
+		b = append(b, r.ctype...)
+		b = append(b, "\r\n"...)
+	}
+	for _, h := range r.hdrs {
+		b = append(b, h.name...)
+		b = append(b, ": "...)
+		b = h.value.appendTo(b, v)
+		b = append(b, "\r\n"...)
+	}
+	switch mode {
+	case http1.ConnClose:
+		b = append(b, "connection: close\r\n"...)
+	case http1.ConnKeepAlive:
+		b = append(b, "connection: keep-alive\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	b = append(b, hc.scratch...)
+	hc.out = b
+	return b
 }

@@ -31,10 +31,19 @@ const (
 type httpRule struct {
 	act    ruleAction
 	name   string
-	value  []byte
+	value  *lfExpr // set-header, add-header
 	status int
-	reply  *http1.Reply
+	reply  *http1.Reply // deny, and return when nothing in it varies
 	cond   *Cond
+	// return with log-format parts, built per request.
+	ctype string
+	hdrs  []retHeader
+	body  *lfExpr
+}
+
+type retHeader struct {
+	name  string
+	value *lfExpr
 }
 
 // compileHTTP compiles ACLs, use_backend conditions, http rules and error
@@ -118,7 +127,11 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 		if args[0] == "add-header" {
 			r.act = actAddHeader
 		}
-		r.name, r.value = args[1], []byte(joinWords(args[2:]))
+		v, err := compileLF(joinWords(args[2:]))
+		if err != nil {
+			return nil, err
+		}
+		r.name, r.value = args[1], v
 	case "del-header":
 		if len(args) < 2 {
 			return nil, fmt.Errorf("expects at least 1 argument.")
@@ -146,7 +159,8 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 		}
 	case "return":
 		r.act, r.status = actReturn, 200
-		ctype, body := "", ""
+		body := ""
+		lf := false
 		for i := 1; i < len(args); i++ {
 			if i+1 >= len(args) {
 				return nil, fmt.Errorf("'%s' expects an argument.", args[i])
@@ -159,24 +173,47 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 				}
 				r.status = n
 			case "content-type":
-				ctype = args[i+1]
-			case "string", "lf-string":
-				body = args[i+1]
+				r.ctype = args[i+1]
+			case "string":
+				body, lf = args[i+1], false
+			case "lf-string":
+				body, lf = args[i+1], true
+			case "hdr":
+				if i+2 >= len(args) {
+					return nil, fmt.Errorf("'hdr' expects <name> and <fmt> as arguments.")
+				}
+				v, err := compileLF(args[i+2])
+				if err != nil {
+					return nil, err
+				}
+				r.hdrs = append(r.hdrs, retHeader{name: args[i+1], value: v})
+				i++
 			default:
 				return nil, fmt.Errorf("unknown argument '%s'.", args[i])
 			}
 			i++
 		}
-		raw := "HTTP/1.1 " + strconv.Itoa(r.status) + " " + reasonPhrase(r.status) + "\r\ncontent-length: " + strconv.Itoa(len(body)) + "\r\n"
-		if ctype != "" {
-			raw += "content-type: " + ctype + "\r\n"
+		if lf {
+			v, err := compileLF(body)
+			if err != nil {
+				return nil, err
+			}
+			r.body = v
+		} else {
+			r.body = &lfExpr{static: []byte(body)}
 		}
-		raw += "\r\n" + body
-		rep, err := http1.NewReply([]byte(raw))
-		if err != nil {
-			return nil, err
+		static := r.body.isStatic()
+		for _, h := range r.hdrs {
+			static = static && h.value.isStatic()
 		}
-		r.reply = rep
+		if static {
+			raw := string(r.appendReturnHead(nil, len(r.body.static))) + "\r\n" + string(r.body.static)
+			rep, err := http1.NewReply([]byte(raw))
+			if err != nil {
+				return nil, err
+			}
+			r.reply = rep
+		}
 	default:
 		return nil, fmt.Errorf("unknown or unsupported action '%s'; goha supports 'set-header', 'add-header', 'del-header', 'allow', 'deny' and 'return'.", args[0])
 	}
@@ -213,4 +250,28 @@ func reasonPhrase(code int) string {
 		return "Gateway Time-out"
 	}
 	return "Other"
+}
+
+// appendReturnHead writes the status line and headers of a return rule's
+// response (without the final empty line), for a body of n bytes.
+func (r *httpRule) appendReturnHead(b []byte, n int) []byte {
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(r.status), 10)
+	b = append(b, ' ')
+	b = append(b, reasonPhrase(r.status)...)
+	b = append(b, "\r\ncontent-length: "...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, "\r\n"...)
+	if r.ctype != "" {
+		b = append(b, "content-type: "...)
+		b = append(b, r.ctype...)
+		b = append(b, "\r\n"...)
+	}
+	for _, h := range r.hdrs {
+		b = append(b, h.name...)
+		b = append(b, ": "...)
+		b = append(b, h.value.static...)
+		b = append(b, "\r\n"...)
+	}
+	return b
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -446,6 +448,13 @@ func listenAddr(raw string) (string, error) {
 	s := raw
 	if i := strings.IndexByte(s, '@'); i > 0 {
 		switch s[:i] {
+		case "fd":
+			// An inherited socket, as test runners and process managers
+			// pass them.
+			if _, err := strconv.Atoi(s[i+1:]); err != nil {
+				return "", &ConfigError{Msg: "invalid file descriptor in '" + raw + "'"}
+			}
+			return s, nil
 		case "ipv4", "ipv6", "tcp", "tcp4", "tcp6", "udp", "udp4", "udp6":
 			s = s[i+1:]
 		default:
@@ -628,14 +637,28 @@ func (lf *LogForward) ListenAndServe(ctx context.Context) error {
 	}
 	var lc net.ListenConfig
 	for _, a := range lf.Binds {
-		ln, err := lc.Listen(ctx, "tcp", a)
+		var ln net.Listener
+		var err error
+		if f := inheritedFile(a); f != nil {
+			ln, err = net.FileListener(f)
+			f.Close()
+		} else {
+			ln, err = lc.Listen(ctx, "tcp", a)
+		}
 		if err != nil {
 			return fail(err)
 		}
 		lns = append(lns, ln)
 	}
 	for _, a := range lf.DgramBinds {
-		pc, err := lc.ListenPacket(ctx, "udp", a)
+		var pc net.PacketConn
+		var err error
+		if f := inheritedFile(a); f != nil {
+			pc, err = net.FilePacketConn(f)
+			f.Close()
+		} else {
+			pc, err = lc.ListenPacket(ctx, "udp", a)
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -652,4 +675,17 @@ func (lf *LogForward) ListenAndServe(ctx context.Context) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// inheritedFile opens the descriptor of an "fd@N" address, or returns nil.
+func inheritedFile(a string) *os.File {
+	n, ok := strings.CutPrefix(a, "fd@")
+	if !ok {
+		return nil
+	}
+	fd, err := strconv.Atoi(n)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), a)
 }
