@@ -8,6 +8,8 @@ package core
 
 import (
 	"errors"
+	"fmt"
+	"goha/core/check"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -421,15 +423,22 @@ func (s *Server) setAdminFlag(mode uint32) {
 		if cs := s.CheckState.Load(); cs&ChkStEnabled != 0 {
 			s.CheckState.Store(cs | ChkStPaused)
 		}
-		if as := s.AgentState.Load(); as&ChkStEnabled != 0 {
-			s.AgentState.Store(as | ChkStPaused)
-		}
 	}
 	s.mu.Unlock()
 	if old == n {
 		return
 	}
 	s.stateChanged(SrvEvState)
+	// HAProxy pauses only the health check in maintenance, and reports the
+	// forced changes on its standard error and logs.
+	switch {
+	case mode == AdminFMaint && old&AdminMaint == 0:
+		s.logAdmin("is going DOWN for maintenance", true)
+	case mode == AdminIMaint && old&AdminMaint == 0:
+		s.logAdmin("is going DOWN for maintenance via "+s.trackedName(), true)
+	case mode == AdminFDrain && old&(AdminDrainMask|AdminMaint) == 0:
+		s.logAdmin("enters drain state", false)
+	}
 	for _, t := range s.trackers() {
 		t.setAdminFlag(inherited(mode))
 	}
@@ -450,6 +459,14 @@ func (s *Server) clrAdminFlag(mode uint32) {
 		return
 	}
 	s.stateChanged(SrvEvState)
+	switch {
+	case mode == AdminFMaint && old&AdminMaint != 0 && n&AdminMaint == 0:
+		s.logLine("is UP/READY (leaving forced maintenance).")
+	case mode == AdminIMaint && old&AdminMaint != 0 && n&AdminMaint == 0:
+		s.logLine("is UP/READY (leaving maintenance).")
+	case mode == AdminFDrain && n&(AdminDrainMask|AdminMaint) == 0:
+		s.logLine("is UP (leaving forced drain).")
+	}
 	if (mode&AdminMaint != 0 && n&AdminMaint != 0) || (mode&AdminDrainMask != 0 && n&AdminDrainMask != 0) {
 		return
 	}
@@ -556,6 +573,7 @@ func (s *Server) SetHealth(h int) error {
 	if s.Track != "" {
 		return ErrTrackingServer
 	}
+	before := s.OpState()
 	switch h {
 	case HealthUp:
 		s.Health.Store(int32(s.Rise + s.Fall - 1))
@@ -567,6 +585,19 @@ func (s *Server) SetHealth(h int) error {
 	case HealthDown:
 		s.Health.Store(0)
 		s.SetOperational(OpStopped)
+	}
+	if after := s.OpState(); after != before && s.Proxy != nil {
+		ev := check.EventUp
+		switch after {
+		case OpStopped:
+			ev = check.EventDown
+		case OpStopping:
+			ev = check.EventStopping
+		}
+		p := s.Proxy
+		act, bck := p.usableCounts()
+		p.logEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, check.Reason{Text: "changed from CLI"},
+			check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), 4)
 	}
 	s.touch()
 	return nil
@@ -1209,4 +1240,53 @@ func (s *Server) ApplySavedState(st SavedState) {
 	}
 	fireServer(s, SrvEvState)
 	fireServer(s, SrvEvWeight)
+}
+
+// logAdmin reports an admin state change with the backend's server counts,
+// as HAProxy words it ("left" with the sessions of a server going down,
+// "online" otherwise).
+func (s *Server) logAdmin(what string, down bool) {
+	p := s.Proxy
+	if p == nil {
+		return
+	}
+	act, bck := p.usableCounts()
+	onBackup := ""
+	if bck > 0 && act == 0 {
+		onBackup = " Running on backup."
+	}
+	var msg string
+	if down {
+		msg = fmt.Sprintf("%sServer %s/%s %s. %d active and %d backup servers left.%s %d sessions active, 0 requeued, %d remaining in queue.",
+			backupWord(s), p.Name, s.Name, what, act, bck, onBackup, s.Counters.Scur.Load(), p.BE.Qcur.Load())
+	} else {
+		msg = fmt.Sprintf("%sServer %s/%s %s. %d active and %d backup servers online.%s 0 sessions requeued, %d total in queue.",
+			backupWord(s), p.Name, s.Name, what, act, bck, onBackup, p.BE.Qcur.Load())
+	}
+	p.logEvent(msg, 4)
+	if down && act == 0 && bck == 0 {
+		p.logEventText(check.NoServerText(capName(p.Cap), p.Name, false),
+			check.NoServerText(capName(p.Cap), p.Name, true), 0)
+	}
+}
+
+// trackedName is "backend/server" of the server s tracks.
+func (s *Server) trackedName() string {
+	if strings.Contains(s.Track, "/") || s.Proxy == nil {
+		return s.Track
+	}
+	return s.Proxy.Name + "/" + s.Track
+}
+
+func (s *Server) logLine(what string) {
+	if s.Proxy != nil {
+		s.Proxy.logEvent(fmt.Sprintf("%sServer %s/%s %s", backupWord(s), s.Proxy.Name, s.Name, what), 4)
+	}
+}
+
+func backupWord(s *Server) string {
+	if s.Backup {
+		return "Backup "
+	}
+	return ""
 }

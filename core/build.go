@@ -330,8 +330,13 @@ func (b *builder) resolveTrack(p *Proxy, s *Server) {
 		b.d.Add(diag.Diag{Sev: diag.Alert, Pos: s.Pos, Msg: fmt.Sprintf("'server %s/%s' : unable to find required proxy '%s' for tracking.", p.Name, s.Name, beName)})
 		return
 	}
-	if be.FindServer(srvName) == nil {
+	t := be.FindServer(srvName)
+	if t == nil {
 		b.d.Add(diag.Diag{Sev: diag.Alert, Pos: s.Pos, Msg: fmt.Sprintf("'server %s/%s' : unable to find required server '%s' for tracking.", p.Name, s.Name, srvName)})
+		return
+	}
+	if !t.Check && !t.Agent && t.Track == "" {
+		b.d.Add(diag.Diag{Sev: diag.Alert, Pos: s.Pos, Msg: fmt.Sprintf("'server %s/%s' : unable to use %s/%s for tracking as it does not have any check nor agent enabled.", p.Name, s.Name, beName, srvName)})
 	}
 }
 

@@ -434,6 +434,12 @@ func (p *probe) connect(r *Rule) evalRet {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
+		// A reset right after the handshake reaches Go's dial as a connect
+		// error (it reads SO_ERROR once the RST is in); the connection was
+		// established, so HAProxy sees a socket error, not a layer 4 one.
+		if errors.Is(err, syscall.ECONNRESET) {
+			p.l4 = false
+		}
 		p.connErr(err, isTimeout(err) || ctx.Err() != nil)
 		return evalStop
 	}

@@ -65,9 +65,6 @@ backend be
 func TestResetPeer(t *testing.T) {
 	for _, pr := range proxies(t) {
 		t.Run(pr.name, func(t *testing.T) {
-			if pr.name == "goha" {
-				t.Skip("goha bug: core/check connect() reports L4CON when the peer resets right after accepting: on loopback Go's DialContext itself fails with \"connect: connection reset by peer\" about half the time (SO_ERROR is read after the handshake completed and the RST arrived), and connErr takes that for a connect failure; HAProxy 2.6 always reports SOCKERR \"Connection reset by peer\" (show servers state check status 5, not 8)")
-			}
 			reset := newResponder(t, always(""))
 			reset.rst.Store(true)
 			good := newSwitchable(t, "good")

@@ -134,9 +134,6 @@ backend be
 func TestSetServerHealthLines(t *testing.T) {
 	for _, pr := range proxies(t) {
 		t.Run(pr.name, func(t *testing.T) {
-			if pr.name == "goha" {
-				t.Skip("goha bug: set server health up|stopping|down prints no state line (core/admin.go SetHealth logs nothing); HAProxy prints 'Server be/s1 is DOWN, changed from CLI. 1 active and 0 backup servers left. ...' and 'Server be/s1 is UP, changed from CLI. 2 active and 0 backup servers online. ...'")
-			}
 			s1 := newSwitchable(t, "s1")
 			s2 := newSwitchable(t, "s2")
 			r := start(t, pr, fmt.Sprintf(`

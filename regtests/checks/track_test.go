@@ -96,9 +96,6 @@ func TestTrackMaint(t *testing.T) {
 func TestAdminStateLines(t *testing.T) {
 	for _, pr := range proxies(t) {
 		t.Run(pr.name, func(t *testing.T) {
-			if pr.name == "goha" {
-				t.Skip("goha bug: admin state changes (set server state maint|ready|drain, agent drain|maint|ready) print no state line; HAProxy prints 'Server be/s1 is going DOWN for maintenance. ...', 'Server be/s1 is UP/READY (leaving forced maintenance).', 'Server be/s1 enters drain state. ...', 'Server be/s1 is UP (leaving forced drain).' and the trackers' 'via' lines (core/admin.go setAdminFlag/clrAdminFlag log nothing)")
-			}
 			s1 := newSwitchable(t, "s1")
 			s2 := newSwitchable(t, "s2")
 			r := start(t, pr, fmt.Sprintf(trackCfg, s1.addr, s1.addr, s2.addr))
