@@ -41,6 +41,7 @@ type backendRT struct {
 	// slot, woken in order when a server releases a connection.
 	qmu     sync.Mutex
 	waiters []chan struct{}
+	nwait   atomic.Int32 // len(waiters), read without qmu by releases
 }
 
 // server returns the server at picker index i, or nil.
@@ -111,6 +112,7 @@ func (proc *Process) initBackend(p *Proxy) error {
 }
 
 func (proc *Process) initServerPool(s *Server, reuse pool.Mode) error {
+	s.sessions.init(proc.Threads)
 	st := pool.DefaultSettings()
 	st.LowConn = s.PoolLowConn
 	st.MaxConn = s.PoolMaxConn
@@ -176,17 +178,27 @@ func (p *Proxy) pick(ctx context.Context, key lb.Key, avoid *Server) (*Server, t
 			p.BE.Qcur.Add(-1)
 		}
 	}()
+	// w is this stream's place in the queue once it has one. A stream
+	// queues first and picks again before it sleeps, so that a slot freed
+	// in between (whose release saw an empty queue) is not missed.
+	var w chan struct{}
 	for {
 		if i := rt.picker.Pick(key, av); i >= 0 {
 			if s := rt.server(i); s != nil {
 				// The picker skips full servers, but two streams may race
 				// for the last slot: the loser queues.
 				if s.takeSlot() {
+					if w != nil {
+						p.dropWaiter(w)
+					}
 					rt.picker.Take(i)
 					return s, time.Since(start), nil
 				}
 			}
 		} else if !p.anyUsableFull() {
+			if w != nil {
+				p.dropWaiter(w)
+			}
 			return nil, time.Since(start), errNoServer
 		}
 		if deadline == nil {
@@ -201,12 +213,17 @@ func (p *Proxy) pick(ctx context.Context, key lb.Key, avoid *Server) (*Server, t
 			queued = true
 			storeMax(&p.BE.Qmax, p.BE.Qcur.Add(1))
 		}
-		w := make(chan struct{})
-		rt.qmu.Lock()
-		rt.waiters = append(rt.waiters, w)
-		rt.qmu.Unlock()
+		if w == nil {
+			w = make(chan struct{})
+			rt.qmu.Lock()
+			rt.waiters = append(rt.waiters, w)
+			rt.nwait.Add(1)
+			rt.qmu.Unlock()
+			continue
+		}
 		select {
 		case <-w:
+			w = nil // the waker took it off the queue
 		case <-deadline:
 			p.dropWaiter(w)
 			return nil, time.Since(start), errQueueTimeout
@@ -223,6 +240,7 @@ func (p *Proxy) dropWaiter(w chan struct{}) {
 	for i, x := range rt.waiters {
 		if x == w {
 			rt.waiters = append(rt.waiters[:i], rt.waiters[i+1:]...)
+			rt.nwait.Add(-1)
 			break
 		}
 	}
@@ -232,13 +250,15 @@ func (p *Proxy) dropWaiter(w chan struct{}) {
 // wakeQueue lets the oldest queued stream try again.
 func (p *Proxy) wakeQueue() {
 	rt := p.rt
-	if rt == nil {
+	if rt == nil || rt.nwait.Load() == 0 {
+		// Nobody queues (the common case): no lock on the release path.
 		return
 	}
 	rt.qmu.Lock()
 	if len(rt.waiters) > 0 {
 		w := rt.waiters[0]
 		rt.waiters = rt.waiters[1:]
+		rt.nwait.Add(-1)
 		close(w)
 	}
 	rt.qmu.Unlock()

@@ -289,7 +289,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 		}
 		if sessSrv != nil {
 			sessSrv.Counters.SessionEnd()
-			sessSrv.untrackSession(c)
+			sessSrv.untrackSession(shard, c)
 		}
 	}()
 	clientKeep := req.KeepAlive() && fe.ConnMode != HTTPClose && be.ConnMode != HTTPClose
@@ -304,7 +304,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			}
 			if srv == nil {
 				s.Counters.SessionStart(time.Now())
-				s.trackSession(c)
+				s.trackSession(shard, c)
 				sessSrv = s
 			}
 			entry, srv = e, s

@@ -128,8 +128,8 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	si.srv = srv
 	srv.Counters.SessionStart(time.Now())
 	defer srv.Counters.SessionEnd()
-	srv.trackSession(c)
-	defer srv.untrackSession(c)
+	srv.trackSession(shard, c)
+	defer srv.untrackSession(shard, c)
 	defer srv.releaseSlot()
 	defer sc.Close()
 

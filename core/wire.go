@@ -78,6 +78,7 @@ func applyServerChange(s *Server, ev ServerEvent) {
 			}
 		}
 		s.refreshTLS(rt.global)
+		s.sessions.init(rt.pools.Threads())
 		rt.picker.Add(s.idx, lbServer(s))
 		rt.byIdx.Store(&idx)
 		rt.idxMu.Unlock()
@@ -131,36 +132,66 @@ func (proc *Process) ClearFDTakeover() {
 func (proc *Process) CurConns() int64 { return proc.curConns.Load() }
 
 // Sessions of a server, so that `shutdown sessions server` can end them.
-// sessMu guards sessions.
+// One set per shard, each with its own lock, so that requests of different
+// threads never contend here.
 type sessionSet struct {
-	mu    sync.Mutex
+	shards []sessShard // sized once, before the process serves
+}
+
+type sessShard struct {
+	mu    sync.Mutex // guards conns
 	conns map[io.Closer]struct{}
+	_     [40]byte // keeps shards on separate cache lines
 }
 
-func (s *Server) trackSession(c io.Closer) {
-	s.sessions.mu.Lock()
-	if s.sessions.conns == nil {
-		s.sessions.conns = map[io.Closer]struct{}{}
+func (ss *sessionSet) init(threads int) {
+	if len(ss.shards) == 0 {
+		ss.shards = make([]sessShard, threads)
 	}
-	s.sessions.conns[c] = struct{}{}
-	s.sessions.mu.Unlock()
 }
 
-func (s *Server) untrackSession(c io.Closer) {
-	s.sessions.mu.Lock()
-	delete(s.sessions.conns, c)
-	s.sessions.mu.Unlock()
+func (ss *sessionSet) shard(n int) *sessShard {
+	if len(ss.shards) == 0 {
+		return nil
+	}
+	return &ss.shards[n%len(ss.shards)]
+}
+
+func (s *Server) trackSession(shard int, c io.Closer) {
+	sh := s.sessions.shard(shard)
+	if sh == nil {
+		return
+	}
+	sh.mu.Lock()
+	if sh.conns == nil {
+		sh.conns = map[io.Closer]struct{}{}
+	}
+	sh.conns[c] = struct{}{}
+	sh.mu.Unlock()
+}
+
+func (s *Server) untrackSession(shard int, c io.Closer) {
+	sh := s.sessions.shard(shard)
+	if sh == nil {
+		return
+	}
+	sh.mu.Lock()
+	delete(sh.conns, c)
+	sh.mu.Unlock()
 }
 
 // killSessions closes the client connections of every stream s serves;
-// closing is done outside the lock.
+// closing is done outside the locks.
 func (s *Server) killSessions() {
-	s.sessions.mu.Lock()
 	var list []io.Closer
-	for c := range s.sessions.conns {
-		list = append(list, c)
+	for i := range s.sessions.shards {
+		sh := &s.sessions.shards[i]
+		sh.mu.Lock()
+		for c := range sh.conns {
+			list = append(list, c)
+		}
+		sh.mu.Unlock()
 	}
-	s.sessions.mu.Unlock()
 	for _, c := range list {
 		c.Close()
 	}
