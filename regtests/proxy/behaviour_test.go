@@ -216,13 +216,7 @@ func TestBodilessResponsesAndPipelining(t *testing.T) {
 			io.WriteString(w, "body:"+r.URL.Path)
 		}
 	})
-	cfg := defaults + fmt.Sprintf(`
-frontend fe
-    bind "fd@${fe}"
-    default_backend be
-backend be
-    server s1 %s
-`, o.Addr)
+	cfg := defaults + oneServer(o.Addr)
 	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
 	c, err := net.Dial("tcp", p.Addrs["fe"])
 	if err != nil {
@@ -260,13 +254,7 @@ func TestClientAbortAndSlowClients(t *testing.T) {
 		got <- n
 		io.WriteString(w, "ok")
 	})
-	cfg := defaults + fmt.Sprintf(`
-frontend fe
-    bind "fd@${fe}"
-    default_backend be
-backend be
-    server s1 %s
-`, o.Addr)
+	cfg := defaults + oneServer(o.Addr)
 	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
 	addr := p.Addrs["fe"]
 	harness.WaitListening(t, addr, 2*time.Second)

@@ -29,6 +29,17 @@ defaults
     timeout server 5s
 `
 
+// oneServer is a frontend sending everything to one server at addr.
+func oneServer(addr string) string {
+	return fmt.Sprintf(`
+frontend fe
+    bind "fd@${fe}"
+    default_backend be
+backend be
+    server s1 %s
+`, addr)
+}
+
 // proxies returns the binaries a comparative scenario runs on.
 func proxies(t *testing.T) map[string]string {
 	m := map[string]string{"goha": bin.Path(t, "goha")}
@@ -139,13 +150,7 @@ backend be
 
 func TestKeepAliveReuse(t *testing.T) {
 	o := origins(t, "s1")
-	cfg := defaults + fmt.Sprintf(`
-frontend fe
-    bind "fd@${fe}"
-    default_backend be
-backend be
-    server s1 %s
-`, o[0].Addr)
+	cfg := defaults + oneServer(o[0].Addr)
 	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
 	sequence(t, p.Addrs["fe"], 50, "/")
 	if n := o[0].Conns.Load(); n != 1 {
@@ -168,13 +173,7 @@ func TestChunkedBothWays(t *testing.T) {
 			fl.Flush()
 		}
 	})
-	cfg := defaults + fmt.Sprintf(`
-frontend fe
-    bind "fd@${fe}"
-    default_backend be
-backend be
-    server s1 %s
-`, o.Addr)
+	cfg := defaults + oneServer(o.Addr)
 	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
 	c, err := net.Dial("tcp", p.Addrs["fe"])
 	if err != nil {
@@ -229,13 +228,7 @@ func TestLargeBodiesStreamed(t *testing.T) {
 		w.Header().Set("Content-Length", fmt.Sprint(size))
 		io.Copy(w, &bigReader{n: size})
 	})
-	cfg := defaults + fmt.Sprintf(`
-frontend fe
-    bind "fd@${fe}"
-    default_backend be
-backend be
-    server s1 %s
-`, o.Addr)
+	cfg := defaults + oneServer(o.Addr)
 	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
 	resp, err := http.Get("http://" + p.Addrs["fe"] + "/big")
 	if err != nil {
@@ -321,13 +314,7 @@ backend be
 
 func TestSmugglingVectorsRejected(t *testing.T) {
 	o := origins(t, "s1")
-	cfg := defaults + fmt.Sprintf(`
-frontend fe
-    bind "fd@${fe}"
-    default_backend be
-backend be
-    server s1 %s
-`, o[0].Addr)
+	cfg := defaults + oneServer(o[0].Addr)
 	vectors := map[string]string{
 		"differing CL":     "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
 		"space in name":    "GET / HTTP/1.1\r\nHost: x\r\nX Bad: 1\r\n\r\n",
@@ -362,13 +349,7 @@ func TestCLAndTEFramedByChunked(t *testing.T) {
 		mu.Unlock()
 		io.WriteString(w, "ok")
 	})
-	cfg := defaults + fmt.Sprintf(`
-frontend fe
-    bind "fd@${fe}"
-    default_backend be
-backend be
-    server s1 %s
-`, o.Addr)
+	cfg := defaults + oneServer(o.Addr)
 	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
 	raw := "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
 	out := harness.RawRequest(t, p.Addrs["fe"], raw, 3*time.Second)
