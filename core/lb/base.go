@@ -150,3 +150,33 @@ func (b *base) grow(i int) bool {
 func (b *base) valid(i int) bool {
 	return i >= 0 && i < len(b.recs) && b.recs[i] != nil
 }
+
+// add registers server i of a weighted picker: it starts out of rotation,
+// then comes up like any other through apply, the picker's own placement.
+// The picker's lock must be held.
+func (b *base) add(i int, s Server, apply func(int)) error {
+	if err := checkServer(&s, i); err != nil {
+		return err
+	}
+	if !b.grow(i) {
+		return ErrIndex
+	}
+	b.set(i, &Server{ID: s.ID, Weight: s.Weight, Backup: s.Backup, MaxConn: s.MaxConn}, dynEWeight)
+	b.recs[i].iweight = s.Weight
+	b.commit(b.recs[i])
+	b.set(i, &s, dynEWeight)
+	apply(i)
+	return nil
+}
+
+// remove takes server i out through apply and forgets it; other indices do
+// not move. The picker's lock must be held.
+func (b *base) remove(i int, apply func(int)) error {
+	if !b.valid(i) {
+		return ErrIndex
+	}
+	b.recs[i].nextUsable = false
+	apply(i)
+	b.recs[i] = nil
+	return nil
+}

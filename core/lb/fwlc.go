@@ -144,30 +144,13 @@ func (f *fwlc) Update(i int, s Server) error {
 }
 
 func (f *fwlc) Add(i int, s Server) error {
-	if err := checkServer(&s, i); err != nil {
-		return err
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.grow(i) {
-		return ErrIndex
-	}
-	f.set(i, &Server{ID: s.ID, Weight: s.Weight, Backup: s.Backup, MaxConn: s.MaxConn}, dynEWeight)
-	f.recs[i].iweight = s.Weight
-	f.commit(f.recs[i])
-	f.set(i, &s, dynEWeight)
-	f.apply(i)
-	return nil
+	return f.add(i, s, f.apply)
 }
 
 func (f *fwlc) Remove(i int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.valid(i) {
-		return ErrIndex
-	}
-	f.recs[i].nextUsable = false
-	f.apply(i)
-	f.recs[i] = nil
-	return nil
+	return f.remove(i, f.apply)
 }

@@ -342,31 +342,13 @@ func (f *fwrr) Update(i int, s Server) error {
 }
 
 func (f *fwrr) Add(i int, s Server) error {
-	if err := checkServer(&s, i); err != nil {
-		return err
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.grow(i) {
-		return ErrIndex
-	}
-	// A new server starts out of rotation, then comes up like any other.
-	f.set(i, &Server{ID: s.ID, Weight: s.Weight, Backup: s.Backup, MaxConn: s.MaxConn}, dynEWeight)
-	f.recs[i].iweight = s.Weight
-	f.commit(f.recs[i])
-	f.set(i, &s, dynEWeight)
-	f.apply(i)
-	return nil
+	return f.add(i, s, f.apply)
 }
 
 func (f *fwrr) Remove(i int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.valid(i) {
-		return ErrIndex
-	}
-	f.recs[i].nextUsable = false
-	f.apply(i)
-	f.recs[i] = nil
-	return nil
+	return f.remove(i, f.apply)
 }
