@@ -37,6 +37,7 @@ type hconn struct {
 	reqBody, rsBody http1.Body
 	rwReq, rwResp   http1.Rewriter
 	reqLine         []byte
+	raw             rawConn // the client socket with raw reads and writes
 }
 
 var hconnPool = sync.Pool{New: func() any { return &hconn{} }}
@@ -46,6 +47,21 @@ type srvConn struct {
 	net.Conn
 	buf *http1.Buffer
 	dl  connDeadlines
+	raw rawIO // set up when Conn is a plain TCP socket
+}
+
+func (c *srvConn) Read(p []byte) (int, error) {
+	if c.raw.rc != nil {
+		return c.raw.read(c.Conn, p)
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *srvConn) Write(p []byte) (int, error) {
+	if c.raw.rc != nil {
+		return c.raw.write(c.Conn, p)
+	}
+	return c.Conn.Write(p)
 }
 
 func (c *srvConn) Close() error {
@@ -81,6 +97,11 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	fe, c := cs.l.fe, cs.c
 	hc := hconnPool.Get().(*hconn)
 	defer hconnPool.Put(hc)
+	hc.raw.Conn = c
+	if hc.raw.io.initRaw(c) {
+		c = &hc.raw
+	}
+	defer func() { hc.raw.Conn, hc.raw.io.rc = nil, nil }()
 	hc.dl = connDeadlines{}
 	cbuf := bufPool.Get()
 	defer bufPool.Put(cbuf)
@@ -469,6 +490,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 			srv.Counters.Connect.Add(1)
 			be.BE.Connect.Add(1)
 			sc := &srvConn{Conn: nc, buf: bufPool.Get()}
+			sc.raw.initRaw(nc)
 			sc.buf.Reset()
 			return srv.pool.Track(sc, gen), srv, nil
 		}
