@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -163,6 +164,12 @@ func (s *Server) serve(ctx context.Context, conn net.Conn, r *Ring, rd *Reader, 
 			case <-ctx.Done():
 				return buf
 			}
+			// The writer that woke us made us its scheduler successor,
+			// so we would run before the goroutines about to log more
+			// and send one event per write. Letting them run first
+			// gathers what they write into the next write, the way
+			// HAProxy's forwarding applet sends what its loop produced.
+			runtime.Gosched()
 			continue
 		}
 		if r.TimeoutServer > 0 {
