@@ -151,3 +151,13 @@ func (c *rawConn) CloseWrite() error {
 	}
 	return c.Conn.Close()
 }
+
+// asRaw returns c with raw reads and writes when it is a TCP socket, c
+// itself otherwise.
+func asRaw(c net.Conn) net.Conn {
+	r := &rawConn{Conn: c}
+	if r.io.initRaw(c) {
+		return r
+	}
+	return c
+}

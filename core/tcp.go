@@ -137,17 +137,18 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	if be.Timeouts.Tunnel > 0 {
 		cliTO, srvTO = be.Timeouts.Tunnel, be.Timeouts.Tunnel
 	}
+	rc, rsc := asRaw(c), asRaw(sc)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	var up int64
 	var upErr error
 	go func() {
 		defer wg.Done()
-		up, upErr = pipe(sc, c, cliTO)
-		closeWrite(sc)
+		up, upErr = pipe(rsc, rc, cliTO)
+		closeWrite(rsc)
 	}()
-	down, downErr := pipe(c, sc, srvTO)
-	closeWrite(c)
+	down, downErr := pipe(rc, rsc, srvTO)
+	closeWrite(rc)
 	wg.Wait()
 	si.bytesIn, si.bytesOut = up, down
 	fe.FE.Bin.Add(up)
