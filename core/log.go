@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// Access logs in HAProxy's tcplog and httplog formats. The line is built in
-// a pooled buffer and handed to the process's log sinks.
+// Access logs in HAProxy's tcplog and httplog formats, or in the frontend's
+// log-format (logformat.go). The line is built in a pooled buffer and handed
+// to the process's log sinks.
 
 func appendLogDate(b []byte, t time.Time) []byte {
 	// 29/Nov/2026:23:00:00.123
@@ -38,14 +39,10 @@ func appendPad(b []byte, v, width int) []byte {
 }
 
 func appendClient(b []byte, a net.Addr) []byte {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		ip := ta.IP
-		if v4 := ip.To4(); v4 != nil {
-			ip = v4
-		}
-		b = append(b, ip.String()...)
+	if ap, ok := clientAddr(a); ok {
+		b = ap.Addr().AppendTo(b)
 		b = append(b, ':')
-		return strconv.AppendInt(b, int64(ta.Port), 10)
+		return strconv.AppendUint(b, uint64(ap.Port()), 10)
 	}
 	return append(b, "unix:1"...)
 }
@@ -112,6 +109,10 @@ func (proc *Process) logTCP(si *streamInfo) {
 	if !proc.wantsLog(si.fe) {
 		return
 	}
+	if si.fe.logFmt != nil {
+		proc.logCustom(si)
+		return
+	}
 	bp := logBufs.Get().(*[]byte)
 	b := (*bp)[:0]
 	b = appendClient(b, si.client)
@@ -141,6 +142,10 @@ func (proc *Process) logHTTP(si *streamInfo) {
 	if !proc.wantsLog(si.fe) {
 		return
 	}
+	if si.fe.logFmt != nil {
+		proc.logCustom(si)
+		return
+	}
 	bp := logBufs.Get().(*[]byte)
 	b := (*bp)[:0]
 	b = appendClient(b, si.client)
@@ -166,8 +171,21 @@ func (proc *Process) logHTTP(si *streamInfo) {
 	b = append(b, si.term[0], si.term[1], '-', '-', ' ')
 	b = proc.appendConnCounts(b, si)
 	b = append(b, ' ', '"')
-	b = append(b, si.reqLine...)
+	if len(si.reqLine) > 0 {
+		b = appendLFEncoded(b, si.reqLine, 0)
+	} else {
+		b = append(b, "<BADREQ>"...)
+	}
 	b = append(b, '"')
+	proc.emitLog(si.fe, b)
+	*bp = b
+	logBufs.Put(bp)
+}
+
+// logCustom emits a line in the frontend's log-format.
+func (proc *Process) logCustom(si *streamInfo) {
+	bp := logBufs.Get().(*[]byte)
+	b := si.fe.logFmt.appendLine((*bp)[:0], proc, si)
 	proc.emitLog(si.fe, b)
 	*bp = b
 	logBufs.Put(bp)

@@ -160,6 +160,7 @@ func openLogTargets(b *builder) {
 			p.logMeta.Host = []byte(g.Hostname)
 		}
 	}
+	compileLogFormats(b)
 	for _, lf := range st.forwards {
 		if err := lf.Open(st.reg); err != nil {
 			b.d.Add(diag.Diag{Sev: diag.Alert, Msg: ringErr(err).Error()})

@@ -131,6 +131,9 @@ type Proxy struct {
 	// syslog header fields of its messages.
 	loggers ring.Loggers
 	logMeta ring.Meta
+	// logFmt is the frontend's compiled log-format (or option httplog
+	// clf); nil when its lines use the httplog or tcplog fast paths.
+	logFmt *logFormat
 
 	// Compiled at the end of the build.
 	useBE     []useBackendRule

@@ -1,0 +1,1104 @@
+package core
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"goha/core/diag"
+)
+
+// Custom access log formats: `log-format <string>` in HAProxy's language
+// (configuration.txt 8.2.4). A format is compiled once per frontend when the
+// configuration is built, into a list of nodes; at log time the nodes are
+// evaluated one after the other into the pooled line buffer, so a line costs
+// no allocation.
+//
+// Spaces in a format are separators: a run of them prints as one space, and
+// only after something was printed, so a variable that prints nothing (%hr
+// without captures) leaves no double space behind.
+
+// The HAProxy formats behind option tcplog, option httplog and option
+// httplog clf.
+const (
+	tcpLogFormat  = "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq"
+	httpLogFormat = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r"
+	clfLogFormat  = "%{+Q}o %{-Q}ci - - [%trg] %r %ST %B \"\" \"\" %cp %ms %ft %b %s %TR %Tw %Tc %Tr %Ta %tsc %ac %fc %bc %sc %rc %sq %bq %CC %CS %hrl %hsl"
+)
+
+// lfOpt are a node's flags: %{+M,+Q,+X,+E}.
+type lfOpt uint8
+
+const (
+	lfMandatory lfOpt = 1 << iota // print "-" for an empty value
+	lfQuote                       // surround text values with double quotes
+	lfHex                         // addresses, ports and counters in hexadecimal
+	lfEsc                         // escape '"', '\' and ']' with a backslash
+)
+
+type lfKind uint8
+
+const (
+	lfText lfKind = iota
+	lfSep
+	lfExprNode
+	lfClientIP   // %ci
+	lfClientPort // %cp
+	lfFrontIP    // %fi
+	lfFrontPort  // %fp
+	lfBackIP     // %bi
+	lfBackPort   // %bp
+	lfServerIP   // %si
+	lfServerPort // %sp
+	lfDate       // %t
+	lfReqDate    // %tr
+	lfDateGMT    // %T
+	lfReqDateGMT // %trg
+	lfDateLocal  // %Tl
+	lfReqDateLoc // %trl
+	lfTs         // %Ts
+	lfMs         // %ms
+	lfFrontend   // %f
+	lfFrontXprt  // %ft
+	lfBackend    // %b
+	lfServer     // %s
+	lfTh         // %Th
+	lfTi         // %Ti
+	lfTR         // %TR
+	lfTq         // %Tq
+	lfTw         // %Tw
+	lfTc         // %Tc
+	lfTr         // %Tr
+	lfTd         // %Td
+	lfTa         // %Ta
+	lfTt         // %Tt
+	lfTu         // %Tu
+	lfStatus     // %ST
+	lfBytesOut   // %B
+	lfBytesIn    // %U
+	lfCookieCli  // %CC
+	lfCookieSrv  // %CS
+	lfTermState  // %ts
+	lfTermCookie // %tsc
+	lfActConn    // %ac
+	lfFeConn     // %fc
+	lfBeConn     // %bc
+	lfSrvConn    // %sc
+	lfRetries    // %rc
+	lfSrvQueue   // %sq
+	lfBackQueue  // %bq
+	lfHdrReq     // %hr
+	lfHdrReqList // %hrl
+	lfHdrRsp     // %hs
+	lfHdrRspList // %hsl
+	lfRequest    // %r
+	lfMethod     // %HM
+	lfURI        // %HU
+	lfPath       // %HP
+	lfPathOnly   // %HPO
+	lfQuery      // %HQ
+	lfVersion    // %HV
+	lfCounter    // %rt
+	lfLogCount   // %lc
+	lfHostname   // %H
+	lfPID        // %pid
+	lfUniqueID   // %ID
+	lfSSLCipher  // %sslc
+	lfSSLVersion // %sslv
+	lfGlobal     // %o: sets the default flags of the nodes that follow
+)
+
+// lfVars are the variables HAProxy 2.6 knows, and whether they need an
+// HTTP frontend.
+var lfVars = map[string]struct {
+	kind lfKind
+	http bool
+}{
+	"o": {lfGlobal, false},
+	"B": {lfBytesOut, false}, "CC": {lfCookieCli, true}, "CS": {lfCookieSrv, true},
+	"H": {lfHostname, false}, "ID": {lfUniqueID, false}, "ST": {lfStatus, false},
+	"T": {lfDateGMT, false}, "Ta": {lfTa, true}, "Tc": {lfTc, false},
+	"Th": {lfTh, false}, "Ti": {lfTi, true}, "Tl": {lfDateLocal, false},
+	"Tq": {lfTq, true}, "Tr": {lfTr, true}, "TR": {lfTR, true},
+	"Td": {lfTd, false}, "Ts": {lfTs, false}, "Tt": {lfTt, false},
+	"Tu": {lfTu, false}, "Tw": {lfTw, false}, "U": {lfBytesIn, false},
+	"ac": {lfActConn, false}, "b": {lfBackend, false}, "bc": {lfBeConn, false},
+	"bi": {lfBackIP, false}, "bp": {lfBackPort, false}, "bq": {lfBackQueue, false},
+	"ci": {lfClientIP, false}, "cp": {lfClientPort, false}, "f": {lfFrontend, false},
+	"fc": {lfFeConn, false}, "fi": {lfFrontIP, false}, "fp": {lfFrontPort, false},
+	"ft": {lfFrontXprt, false}, "hr": {lfHdrReq, false}, "hrl": {lfHdrReqList, false},
+	"hs": {lfHdrRsp, false}, "hsl": {lfHdrRspList, false}, "HM": {lfMethod, true},
+	"HP": {lfPath, true}, "HPO": {lfPathOnly, true}, "HQ": {lfQuery, true},
+	"HU": {lfURI, true}, "HV": {lfVersion, true}, "lc": {lfLogCount, false},
+	"ms": {lfMs, false}, "pid": {lfPID, false}, "r": {lfRequest, true},
+	"rc": {lfRetries, false}, "rt": {lfCounter, false}, "s": {lfServer, false},
+	"sc": {lfSrvConn, false}, "si": {lfServerIP, false}, "sp": {lfServerPort, false},
+	"sq": {lfSrvQueue, false}, "sslc": {lfSSLCipher, false}, "sslv": {lfSSLVersion, false},
+	"t": {lfDate, false}, "tr": {lfReqDate, true}, "trg": {lfReqDateGMT, true},
+	"trl": {lfReqDateLoc, true}, "ts": {lfTermState, false}, "tsc": {lfTermCookie, false},
+}
+
+type lfNode struct {
+	kind lfKind
+	opts lfOpt
+	text string // literal text
+	smp  *lfSampleExpr
+}
+
+// logFormat is a compiled access log format. Before the build's post-check
+// it is only a placeholder that remembers where the directive was written
+// and which one it was (see trackLogFormatDirectives).
+type logFormat struct {
+	pos   diag.Pos
+	src   string
+	kind  string // "log-format", "option httplog", "option httplog clf", "option tcplog"
+	nodes []lfNode
+	// needs says which costly values the nodes use.
+	needsCounter bool
+
+	logCount atomic.Uint64                  // %lc: lines built so far
+	frontIP  atomic.Pointer[netip.AddrPort] // %fi/%fp, found once the listeners exist
+	frontOK  atomic.Bool                    // frontIP was looked up
+}
+
+// reqCounter numbers the lines that print %rt.
+var reqCounter atomic.Uint64
+
+var logHostname = func() string {
+	h, _ := os.Hostname()
+	return h
+}()
+
+// compileLogFormat compiles s for a frontend in HTTP mode (http) or TCP
+// mode. The error is HAProxy's message, without its "failed to parse
+// log-format" prefix.
+func compileLogFormat(s string, http bool) (*logFormat, error) {
+	f := &logFormat{src: s}
+	opts := lfMandatory
+	var text []byte
+	flush := func() {
+		if len(text) > 0 {
+			f.nodes = append(f.nodes, lfNode{kind: lfText, text: string(text)})
+			text = text[:0]
+		}
+	}
+	addSep := func() {
+		flush()
+		if n := len(f.nodes); n == 0 || f.nodes[n-1].kind != lfSep {
+			f.nodes = append(f.nodes, lfNode{kind: lfSep})
+		}
+	}
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c == ' ' {
+			addSep()
+			i++
+			continue
+		}
+		if c != '%' {
+			text = append(text, c)
+			i++
+			continue
+		}
+		i++
+		if i >= len(s) {
+			return nil, fmt.Errorf("truncated line after '%%'")
+		}
+		var arg string
+		hasArg := false
+		c = s[i]
+		switch {
+		case c == '%':
+			text = append(text, '%')
+			i++
+			continue
+		case c == '{':
+			end := strings.IndexByte(s[i+1:], '}')
+			if end < 0 {
+				return nil, fmt.Errorf("truncated line after '%s'", s[i+1:])
+			}
+			arg, hasArg = s[i+1:i+1+end], true
+			i += end + 2
+			if i >= len(s) || (s[i] != '[' && !isAlnum(s[i])) {
+				return nil, fmt.Errorf("parse argument modifier without variable name near '%%{%s}'", arg)
+			}
+		case c == '[' || isAlpha(c):
+		case isDigit(c) || c == ' ' || c == '\t':
+			return nil, fmt.Errorf("unexpected variable name near '%c' at position %d line : '%s'. Maybe you want to write a single '%%', use the syntax '%%%%'", c, i, s)
+		default:
+			// HAProxy drops a '%' followed by anything else and keeps
+			// the character as text.
+			continue
+		}
+		flush()
+		nodeOpts := opts
+		if hasArg {
+			nodeOpts = applyLFFlags(nodeOpts, arg)
+		}
+		if s[i] == '[' {
+			e, end, err := parseLFSample(s, i+1, http)
+			if err != nil {
+				return nil, err
+			}
+			f.nodes = append(f.nodes, lfNode{kind: lfExprNode, opts: nodeOpts, smp: e})
+			i = end + 1
+			continue
+		}
+		j := i
+		for j < len(s) && isAlnum(s[j]) {
+			j++
+		}
+		name := s[i:j]
+		v, ok := lfVars[name]
+		if !ok {
+			return nil, fmt.Errorf("no such format variable '%s'. If you wanted to emit the '%%' character verbatim, you need to use '%%%%'", name)
+		}
+		if v.http && !http {
+			return nil, fmt.Errorf("format variable '%s' is reserved for HTTP mode", name)
+		}
+		i = j
+		if v.kind == lfGlobal {
+			opts = nodeOpts
+			continue
+		}
+		if v.kind == lfCounter {
+			f.needsCounter = true
+		}
+		f.nodes = append(f.nodes, lfNode{kind: v.kind, opts: nodeOpts})
+	}
+	flush()
+	return f, nil
+}
+
+// applyLFFlags applies a %{...} modifier list: comma-separated +X or -X
+// with X one of M, Q, X, E. Anything else is ignored, as HAProxy does.
+func applyLFFlags(o lfOpt, arg string) lfOpt {
+	for _, w := range strings.Split(arg, ",") {
+		k := strings.LastIndexAny(w, "+-")
+		if k < 0 {
+			continue
+		}
+		var bit lfOpt
+		switch w[k+1:] {
+		case "M":
+			bit = lfMandatory
+		case "Q":
+			bit = lfQuote
+		case "X":
+			bit = lfHex
+		case "E":
+			bit = lfEsc
+		default:
+			continue
+		}
+		if w[k] == '+' {
+			o |= bit
+		} else {
+			o &^= bit
+		}
+	}
+	return o
+}
+
+func isAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isAlnum(c byte) bool { return isAlpha(c) || isDigit(c) }
+
+// isIDChar says whether c may appear in a fetch or converter name.
+func isIDChar(c byte) bool {
+	return isAlnum(c) || c == '.' || c == '_' || c == '-' || c == '+' || c == ':' || c == '$'
+}
+
+// The sample fetches a log line can evaluate: what is still known once the
+// stream has ended.
+type lfFetch uint8
+
+const (
+	smpSrc lfFetch = iota
+	smpSrcPort
+	smpDst
+	smpDstPort
+	smpMethod
+	smpStatus
+	smpFeName
+	smpBeName
+	smpSrvName
+	smpFeID
+	smpBeID
+	smpSrvID
+	smpStr
+	smpCapMethod
+	smpCapURI
+	smpCapVer
+)
+
+var lfFetches = map[string]struct {
+	f    lfFetch
+	args int // 0: none, 1: exactly one
+}{
+	"src": {smpSrc, 0}, "src_port": {smpSrcPort, 0}, "dst": {smpDst, 0}, "dst_port": {smpDstPort, 0},
+	"method": {smpMethod, 0}, "status": {smpStatus, 0},
+	"fe_name": {smpFeName, 0}, "be_name": {smpBeName, 0}, "srv_name": {smpSrvName, 0},
+	"fe_id": {smpFeID, 0}, "be_id": {smpBeID, 0}, "srv_id": {smpSrvID, 0},
+	"str":                {smpStr, 1},
+	"capture.req.method": {smpCapMethod, 0}, "capture.req.uri": {smpCapURI, 0}, "capture.req.ver": {smpCapVer, 0},
+}
+
+// lfGone are fetches HAProxy knows but refuses in a log format, because
+// what they read is gone when the line is built.
+var lfGone = map[string]string{
+	"path": "HTTP request headers", "pathq": "HTTP request headers", "url": "HTTP request headers",
+	"base": "HTTP request headers", "base32": "HTTP request headers", "baseq": "HTTP request headers",
+	"query": "HTTP request headers", "url_param": "HTTP request headers", "urlp": "HTTP request headers",
+	"url_ip": "HTTP request headers", "url_port": "HTTP request headers",
+	"req.hdr": "HTTP request headers", "req.fhdr": "HTTP request headers", "req.hdrs": "HTTP request headers",
+	"req.hdr_cnt": "HTTP request headers", "req.hdr_ip": "HTTP request headers", "req.hdr_val": "HTTP request headers",
+	"req.cook": "HTTP request headers", "req.cook_cnt": "HTTP request headers", "req.cook_val": "HTTP request headers",
+	"cook": "HTTP request headers", "req.ver": "HTTP request headers", "req.body": "HTTP request headers",
+	"hdr": "HTTP request headers,HTTP response headers", "hdr_cnt": "HTTP request headers,HTTP response headers",
+	"res.hdr": "HTTP response headers", "res.fhdr": "HTTP response headers", "res.ver": "HTTP response headers",
+	"res.cook": "HTTP response headers", "shdr": "HTTP response headers", "scook": "HTTP response headers",
+}
+
+// lfConv is a converter applied byte by byte.
+type lfConv uint8
+
+const (
+	convLower lfConv = iota + 1
+	convUpper
+)
+
+type lfSampleExpr struct {
+	fetch lfFetch
+	arg   string
+	convs []lfConv
+}
+
+// parseLFSample parses the expression that starts at s[start] (after
+// "%[") and returns it with the position of its closing ']'.
+func parseLFSample(s string, start int, http bool) (*lfSampleExpr, int, error) {
+	rest := s[start:]
+	fail := func(format string, a ...any) (*lfSampleExpr, int, error) {
+		return nil, 0, fmt.Errorf("failed to parse sample expression <%s> : %s", rest, fmt.Sprintf(format, a...))
+	}
+	i := start
+	for i < len(s) && isIDChar(s[i]) {
+		i++
+	}
+	name := s[start:i]
+	if name == "" {
+		return fail("missing fetch method")
+	}
+	def, known := lfFetches[name]
+	need, gone := lfGone[name]
+	if !known && !gone {
+		return fail("unknown fetch method '%s'", name)
+	}
+	e := &lfSampleExpr{fetch: def.f}
+	if i < len(s) && s[i] == '(' {
+		end := strings.IndexByte(s[i:], ')')
+		if end < 0 {
+			return fail("fetch method '%s' : missing closing ')' after arguments", name)
+		}
+		a := s[i+1 : i+end]
+		if known && def.args == 0 && a != "" {
+			return fail("fetch method '%s' : expected ')' before '%s'", name, s[i+1:])
+		}
+		e.arg = unquoteLFArg(a)
+		i += end + 1
+	} else if known && def.args > 0 {
+		return fail("fetch method '%s' : missing arguments (got 0/%d)", name, def.args)
+	}
+	for i < len(s) && s[i] == ',' {
+		for i < len(s) && s[i] == ',' {
+			i++
+		}
+		j := i
+		for j < len(s) && isIDChar(s[j]) {
+			j++
+		}
+		switch s[i:j] {
+		case "lower":
+			e.convs = append(e.convs, convLower)
+		case "upper":
+			e.convs = append(e.convs, convUpper)
+		default:
+			return fail("unknown converter '%s'", s[i:j])
+		}
+		i = j
+	}
+	if gone {
+		return nil, 0, fmt.Errorf("sample fetch <%s> may not be reliably used here because it needs '%s' which is not available here", rest, need)
+	}
+	if i >= len(s) || s[i] != ']' {
+		if i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+			return nil, 0, fmt.Errorf("expected ']' after '%s', but found '%c'", s[start:i], s[i])
+		}
+		return nil, 0, fmt.Errorf("missing ']' after '%s'", s[start:i])
+	}
+	return e, i, nil
+}
+
+// unquoteLFArg removes the quotes around a fetch argument.
+func unquoteLFArg(a string) string {
+	if len(a) >= 2 && (a[0] == '"' || a[0] == '\'') && a[len(a)-1] == a[0] {
+		return a[1 : len(a)-1]
+	}
+	return a
+}
+
+// Encoding maps, as HAProxy's: %r and the %H* variables encode '"', '#'
+// and non-printable bytes as #XX; captured headers also '{', '|', '}'.
+var (
+	urlEncodeMap [256]bool
+	escMap       [256]bool // '"', '\' and ']' take a backslash under +E
+)
+
+func init() {
+	for i := 0; i < 256; i++ {
+		urlEncodeMap[i] = i < 32 || i >= 127
+	}
+	urlEncodeMap['"'], urlEncodeMap['#'] = true, true
+	escMap['"'], escMap['\\'], escMap[']'] = true, true, true
+}
+
+const hexDigits = "0123456789ABCDEF"
+
+// appendLFText writes a text value as HAProxy's lf_text: quoted under +Q,
+// escaped under +E, "-" when empty under +M without +Q.
+func appendLFText[T string | []byte](b []byte, v T, o lfOpt) []byte {
+	if o&lfQuote != 0 {
+		b = append(b, '"')
+	}
+	if len(v) > 0 {
+		if o&lfEsc != 0 {
+			for i := 0; i < len(v); i++ {
+				if escMap[v[i]] {
+					b = append(b, '\\')
+				}
+				b = append(b, v[i])
+			}
+		} else {
+			b = append(b, v...)
+		}
+	} else if o&(lfQuote|lfMandatory) == lfMandatory {
+		b = append(b, '-')
+	}
+	if o&lfQuote != 0 {
+		b = append(b, '"')
+	}
+	return b
+}
+
+// appendLFEncoded writes v with the bytes of the URL map as #XX (and, under
+// +E, the backslash escapes). Quotes are the caller's.
+func appendLFEncoded(b, v []byte, o lfOpt) []byte {
+	for _, c := range v {
+		switch {
+		case urlEncodeMap[c]:
+			b = append(b, '#', hexDigits[c>>4], hexDigits[c&15])
+		case o&lfEsc != 0 && escMap[c]:
+			b = append(b, '\\', c)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// appendLFHTTP writes one of %r, %HM, %HU, %HP, %HPO, %HQ, %HV.
+func appendLFHTTP(b []byte, kind lfKind, line []byte, o lfOpt) []byte {
+	if o&lfQuote != 0 {
+		b = append(b, '"')
+	}
+	if v, ok := httpPart(kind, line); ok {
+		b = appendLFEncoded(b, v, o)
+	} else {
+		b = append(b, "<BADREQ>"...)
+	}
+	if o&lfQuote != 0 {
+		b = append(b, '"')
+	}
+	return b
+}
+
+// httpPart cuts the part of the request line a %H variable prints; false
+// when the line has no such part (HAProxy prints <BADREQ>).
+func httpPart(kind lfKind, line []byte) ([]byte, bool) {
+	if len(line) == 0 {
+		return nil, false
+	}
+	isSp := func(c byte) bool { return c == ' ' || c == '\t' }
+	i := 0
+	for i < len(line) && !isSp(line[i]) {
+		i++
+	}
+	method := line[:i]
+	spaces := 0
+	for i < len(line) && isSp(line[i]) {
+		i++
+		spaces++
+	}
+	u := i
+	for i < len(line) && !isSp(line[i]) {
+		i++
+	}
+	uri := line[u:i]
+	switch kind {
+	case lfRequest:
+		return line, true
+	case lfMethod:
+		return method, len(method) < len(line)
+	case lfQuery:
+		if q := bytes.IndexByte(uri, '?'); q >= 0 {
+			return uri[q:], true
+		}
+		return nil, true
+	}
+	if spaces == 0 {
+		return nil, false
+	}
+	switch kind {
+	case lfURI:
+		return uri, true
+	case lfPath:
+		if q := bytes.IndexByte(uri, '?'); q >= 0 {
+			return uri[:q], true
+		}
+		return uri, true
+	case lfPathOnly:
+		p := uri
+		if len(p) > 0 && p[0] != '/' {
+			// The absolute form: skip the scheme and the authority.
+			p = nil
+			if k := bytes.Index(uri, schemeSep); k >= 0 {
+				if s := bytes.IndexByte(uri[k+3:], '/'); s >= 0 {
+					p = uri[k+3+s:]
+				}
+			}
+		}
+		if q := bytes.IndexByte(p, '?'); q >= 0 {
+			p = p[:q]
+		}
+		return p, true
+	case lfVersion:
+		for i < len(line) && isSp(line[i]) {
+			i++
+		}
+		if i == len(line) {
+			return http09, true
+		}
+		return line[i:], true
+	}
+	return nil, false
+}
+
+var (
+	http09    = []byte("HTTP/0.9")
+	schemeSep = []byte("://")
+)
+
+// clientAddr is the client's address as a log line shows it (IPv4-mapped
+// addresses as IPv4).
+func clientAddr(a net.Addr) (netip.AddrPort, bool) {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		ip, ok := netip.AddrFromSlice(ta.IP)
+		if !ok {
+			return netip.AddrPort{}, false
+		}
+		return netip.AddrPortFrom(ip.Unmap(), uint16(ta.Port)), true
+	}
+	return netip.AddrPort{}, false
+}
+
+func appendLFIP(b []byte, ip netip.Addr, o lfOpt) []byte {
+	if o&lfHex != 0 {
+		if ip.Is4() {
+			a := ip.As4()
+			for _, x := range a {
+				b = append(b, hexDigits[x>>4], hexDigits[x&15])
+			}
+		} else {
+			a := ip.As16()
+			for _, x := range a {
+				b = append(b, hexDigits[x>>4], hexDigits[x&15])
+			}
+		}
+		return b
+	}
+	if o&(lfQuote|lfEsc) != 0 {
+		var tmp [64]byte
+		return appendLFText(b, ip.AppendTo(tmp[:0]), o)
+	}
+	return ip.AppendTo(b)
+}
+
+func appendLFPort(b []byte, port uint16, o lfOpt) []byte {
+	if o&lfHex != 0 {
+		return append(b, hexDigits[port>>12], hexDigits[port>>8&15], hexDigits[port>>4&15], hexDigits[port&15])
+	}
+	return strconv.AppendUint(b, uint64(port), 10)
+}
+
+// appendLFHex writes v as %04X (at least four digits).
+func appendLFHex(b []byte, v uint64, width int) []byte {
+	var tmp [16]byte
+	s := strconv.AppendUint(tmp[:0], v, 16)
+	for i := len(s); i < width; i++ {
+		b = append(b, '0')
+	}
+	for _, c := range s {
+		if c >= 'a' {
+			c -= 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// appendGMTDate writes 29/Nov/2026:23:00:00 +0000.
+func appendGMTDate(b []byte, t time.Time) []byte {
+	return appendZonedDate(b, t.UTC())
+}
+
+// appendZonedDate writes 29/Nov/2026:23:00:00 +0100 in t's zone.
+func appendZonedDate(b []byte, t time.Time) []byte {
+	b = appendPad(b, t.Day(), 2)
+	b = append(b, '/')
+	b = append(b, t.Month().String()[:3]...)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(t.Year()), 10)
+	b = append(b, ':')
+	b = appendPad(b, t.Hour(), 2)
+	b = append(b, ':')
+	b = appendPad(b, t.Minute(), 2)
+	b = append(b, ':')
+	b = appendPad(b, t.Second(), 2)
+	_, off := t.Zone()
+	sign := byte('+')
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	b = append(b, ' ', sign)
+	b = appendPad(b, off/3600, 2)
+	return appendPad(b, off/60%60, 2)
+}
+
+func appendMsLF(b []byte, d time.Duration, valid bool) []byte {
+	if !valid {
+		return append(b, "-1"...)
+	}
+	return strconv.AppendInt(b, ms(d), 10)
+}
+
+// frontAddr is the frontend's listening address when it has only one
+// (%fi, %fp); the stream does not keep its own local address.
+func (f *logFormat) frontAddr(proc *Process, fe *Proxy) (netip.AddrPort, bool) {
+	if !f.frontOK.Load() {
+		var found netip.AddrPort
+		n := 0
+		proc.lmu.Lock()
+		for _, l := range proc.listeners {
+			if l.fe != fe || l.ln == nil {
+				continue
+			}
+			ap, ok := clientAddr(l.ln.Addr())
+			if !ok || (n > 0 && ap != found) {
+				n = 2
+				break
+			}
+			found, n = ap, 1
+		}
+		proc.lmu.Unlock()
+		if n == 1 && !found.Addr().IsUnspecified() {
+			ap := found
+			f.frontIP.Store(&ap)
+		}
+		if n > 0 {
+			f.frontOK.Store(true)
+		}
+	}
+	if p := f.frontIP.Load(); p != nil {
+		return *p, true
+	}
+	return netip.AddrPort{}, false
+}
+
+// appendLine evaluates f for the stream si.
+func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
+	lastSpace := true
+	fe := si.fe
+	be := si.be
+	if be == nil {
+		be = fe
+	}
+	for i := range f.nodes {
+		n := &f.nodes[i]
+		o := n.opts
+		switch n.kind {
+		case lfSep:
+			if !lastSpace {
+				b = append(b, ' ')
+				lastSpace = true
+			}
+			continue
+		case lfText:
+			b = append(b, n.text...)
+		case lfExprNode:
+			b = n.smp.appendTo(b, proc, si, o)
+		case lfClientIP:
+			if ap, ok := clientAddr(si.client); ok {
+				b = appendLFIP(b, ap.Addr(), o)
+			} else if si.client != nil && si.client.Network() == "unix" {
+				b = appendLFText(b, "unix", o)
+			} else {
+				b = appendLFText(b, "", o)
+			}
+		case lfClientPort:
+			if ap, ok := clientAddr(si.client); ok {
+				b = appendLFPort(b, ap.Port(), o)
+			} else if si.client != nil && si.client.Network() == "unix" {
+				b = append(b, '1')
+			} else {
+				b = appendLFText(b, "", o)
+			}
+		case lfFrontIP, lfFrontPort:
+			ap, ok := f.frontAddr(proc, fe)
+			switch {
+			case !ok:
+				b = appendLFText(b, "", o)
+			case n.kind == lfFrontIP:
+				b = appendLFIP(b, ap.Addr(), o)
+			default:
+				b = appendLFPort(b, ap.Port(), o)
+			}
+		case lfBackIP, lfBackPort:
+			b = appendLFText(b, "", o)
+		case lfServerIP, lfServerPort:
+			var a *ServerAddr
+			if si.srv != nil {
+				a = si.srv.Addr()
+			}
+			switch {
+			case a == nil || !a.IP.IsValid():
+				b = appendLFText(b, "", o)
+			case n.kind == lfServerIP:
+				b = appendLFIP(b, a.IP.Unmap(), o)
+			default:
+				port := uint16(a.Port)
+				if port == 0 {
+					if ap, ok := clientAddr(si.client); ok {
+						port = ap.Port()
+					}
+				}
+				b = appendLFPort(b, port, o)
+			}
+		case lfDate, lfReqDate:
+			b = appendLogDate(b, si.accept)
+		case lfDateGMT, lfReqDateGMT:
+			b = appendGMTDate(b, si.accept)
+		case lfDateLocal, lfReqDateLoc:
+			b = appendZonedDate(b, si.accept)
+		case lfTs:
+			if o&lfHex != 0 {
+				b = appendLFHex(b, uint64(si.accept.Unix()), 4)
+			} else {
+				b = strconv.AppendInt(b, si.accept.Unix(), 10)
+			}
+		case lfMs:
+			msec := si.accept.Nanosecond() / 1e6
+			if o&lfHex != 0 {
+				b = appendLFHex(b, uint64(msec), 2)
+			} else {
+				b = appendPad(b, msec, 3)
+			}
+		case lfFrontend:
+			b = appendLFText(b, fe.Name, o)
+		case lfFrontXprt:
+			if o&lfQuote != 0 {
+				b = append(b, '"')
+			}
+			b = append(b, fe.Name...)
+			if o&lfQuote != 0 {
+				b = append(b, '"')
+			}
+		case lfBackend:
+			b = appendLFText(b, be.Name, o)
+		case lfServer:
+			if si.srv != nil {
+				b = appendLFText(b, si.srv.Name, o)
+			} else {
+				b = appendLFText(b, "<NOSRV>", o)
+			}
+		case lfTh, lfTi:
+			b = append(b, '0')
+		case lfTR:
+			b = strconv.AppendInt(b, ms(si.trq), 10)
+		case lfTq:
+			b = strconv.AppendInt(b, ms(si.trq), 10)
+		case lfTw:
+			b = appendMsLF(b, si.tw, si.srv != nil || si.term[1] == 'Q')
+		case lfTc:
+			b = appendMsLF(b, si.tc, si.srv != nil)
+		case lfTr:
+			b = appendMsLF(b, si.tr, si.status > 0 && si.srv != nil)
+		case lfTd:
+			if fe.Mode == ModeHTTP {
+				b = appendMsLF(b, si.tt-si.trq-si.tw-si.tc-si.tr, si.status > 0 && si.srv != nil)
+			} else {
+				b = appendMsLF(b, si.tt-si.tw-si.tc, si.srv != nil)
+			}
+		case lfTa:
+			b = strconv.AppendInt(b, ms(si.ta), 10)
+		case lfTt, lfTu:
+			b = strconv.AppendInt(b, ms(si.tt), 10)
+		case lfStatus:
+			b = strconv.AppendInt(b, int64(si.status), 10)
+		case lfBytesOut:
+			b = strconv.AppendInt(b, si.bytesOut, 10)
+		case lfBytesIn:
+			b = strconv.AppendInt(b, si.bytesIn, 10)
+		case lfCookieCli, lfCookieSrv, lfUniqueID, lfSSLCipher, lfSSLVersion:
+			b = appendLFText(b, "", o)
+		case lfTermState:
+			b = append(b, si.term[0], si.term[1])
+		case lfTermCookie:
+			b = append(b, si.term[0], si.term[1], '-', '-')
+		case lfActConn:
+			b = strconv.AppendInt(b, proc.curConns.Load(), 10)
+		case lfFeConn:
+			b = strconv.AppendInt(b, fe.FE.Scur.Load(), 10)
+		case lfBeConn:
+			// As in the httplog and tcplog lines: the stream has left its
+			// backend and server by the time HAProxy logs it.
+			if si.be != nil {
+				b = strconv.AppendInt(b, max(si.be.BE.Scur.Load()-1, 0), 10)
+			} else {
+				b = append(b, '0')
+			}
+		case lfSrvConn:
+			if si.srv != nil {
+				b = strconv.AppendInt(b, max(si.srv.Counters.Scur.Load()-1, 0), 10)
+			} else {
+				b = append(b, '0')
+			}
+		case lfRetries:
+			b = strconv.AppendInt(b, int64(si.retries), 10)
+		case lfSrvQueue:
+			b = append(b, '0')
+		case lfBackQueue:
+			if si.be != nil {
+				b = strconv.AppendInt(b, si.be.BE.Qcur.Load(), 10)
+			} else {
+				b = append(b, '0')
+			}
+		case lfHdrReq, lfHdrReqList, lfHdrRsp, lfHdrRspList:
+			// No captures: nothing printed, and the separator state
+			// stays as it was.
+			continue
+		case lfRequest, lfMethod, lfURI, lfPath, lfPathOnly, lfQuery, lfVersion:
+			b = appendLFHTTP(b, n.kind, si.reqLine, o)
+		case lfCounter:
+			v := reqCounter.Add(1) - 1
+			if o&lfHex != 0 {
+				b = appendLFHex(b, v, 4)
+			} else {
+				b = strconv.AppendUint(b, v, 10)
+			}
+		case lfLogCount:
+			v := f.logCount.Load()
+			if o&lfHex != 0 {
+				b = appendLFHex(b, v, 4)
+			} else {
+				b = strconv.AppendUint(b, v, 10)
+			}
+		case lfHostname:
+			b = appendLFText(b, logHostname, o)
+		case lfPID:
+			if o&lfHex != 0 {
+				b = appendLFHex(b, uint64(proc.PID), 4)
+			} else {
+				b = strconv.AppendInt(b, int64(proc.PID), 10)
+			}
+		}
+		lastSpace = false
+	}
+	f.logCount.Add(1)
+	return b
+}
+
+// appendTo evaluates a sample and writes it as text, through its
+// converters.
+func (e *lfSampleExpr) appendTo(b []byte, proc *Process, si *streamInfo, o lfOpt) []byte {
+	start := len(b)
+	var tmp [48]byte
+	switch e.fetch {
+	case smpSrc, smpSrcPort:
+		ap, ok := clientAddr(si.client)
+		switch {
+		case !ok:
+			b = appendLFText(b, "", o)
+		case e.fetch == smpSrc:
+			b = appendLFText(b, ap.Addr().AppendTo(tmp[:0]), o)
+		default:
+			b = appendLFText(b, strconv.AppendUint(tmp[:0], uint64(ap.Port()), 10), o)
+		}
+	case smpDst, smpDstPort:
+		var ap netip.AddrPort
+		ok := false
+		if f := si.fe.logFmt; f != nil {
+			ap, ok = f.frontAddr(proc, si.fe)
+		}
+		switch {
+		case !ok:
+			b = appendLFText(b, "", o)
+		case e.fetch == smpDst:
+			b = appendLFText(b, ap.Addr().AppendTo(tmp[:0]), o)
+		default:
+			b = appendLFText(b, strconv.AppendUint(tmp[:0], uint64(ap.Port()), 10), o)
+		}
+	case smpMethod, smpCapMethod:
+		v, _ := httpPart(lfMethod, si.reqLine)
+		b = appendLFText(b, v, o)
+	case smpCapURI:
+		v, _ := httpPart(lfURI, si.reqLine)
+		b = appendLFText(b, v, o)
+	case smpCapVer:
+		v, _ := httpPart(lfVersion, si.reqLine)
+		b = appendLFText(b, v, o)
+	case smpStatus:
+		if si.status > 0 {
+			b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(si.status), 10), o)
+		} else {
+			b = appendLFText(b, "", o)
+		}
+	case smpFeName:
+		b = appendLFText(b, si.fe.Name, o)
+	case smpBeName:
+		if si.be != nil {
+			b = appendLFText(b, si.be.Name, o)
+		} else {
+			b = appendLFText(b, si.fe.Name, o)
+		}
+	case smpSrvName:
+		if si.srv != nil {
+			b = appendLFText(b, si.srv.Name, o)
+		} else {
+			b = appendLFText(b, "", o)
+		}
+	case smpFeID:
+		b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(si.fe.ID), 10), o)
+	case smpBeID:
+		be := si.be
+		if be == nil {
+			be = si.fe
+		}
+		b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(be.ID), 10), o)
+	case smpSrvID:
+		if si.srv != nil {
+			b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(si.srv.ID), 10), o)
+		} else {
+			b = appendLFText(b, "", o)
+		}
+	case smpStr:
+		b = appendLFText(b, e.arg, o)
+	}
+	// lower and upper leave quotes, dashes and escapes as they are.
+	for _, c := range e.convs {
+		for i := start; i < len(b); i++ {
+			x := b[i]
+			switch {
+			case c == convLower && x >= 'A' && x <= 'Z':
+				b[i] = x + 32
+			case c == convUpper && x >= 'a' && x <= 'z':
+				b[i] = x - 32
+			}
+		}
+	}
+	return b
+}
+
+func init() { trackLogFormatDirectives() }
+
+// trackLogFormatDirectives makes log-format, option httplog and option
+// tcplog remember on the proxy which of them came last and where: HAProxy
+// keeps only the last one (a frontend's directive replaces its defaults'),
+// and reports a bad format at the line of its log-format.
+func trackLogFormatDirectives() {
+	for _, name := range []string{"log-format", "option httplog", "option tcplog"} {
+		k := keywords[name]
+		if k == nil || k.Parse == nil {
+			panic("core: keyword " + name + " must be registered before logformat.go's init")
+		}
+		parse := k.Parse
+		k.Parse = func(c *kwCtx, args []string) error {
+			err := parse(c, args)
+			var w *diag.Warn
+			if (err != nil && !errors.As(err, &w)) || c.p == nil || c.neg {
+				return err
+			}
+			kind := name
+			if name == "option httplog" && c.p.HTTPLogCLF {
+				kind = "option httplog clf"
+			}
+			c.p.logFmt = &logFormat{pos: c.pos, kind: kind, src: c.p.LogFormat}
+			return err
+		}
+	}
+}
+
+// logDirective is the log-format, option httplog or option tcplog that
+// applies to p: its own last one, else its defaults section's.
+func logDirective(p *Proxy) *logFormat {
+	for q, n := p, 0; q != nil && n < 64; q, n = q.tmpl, n+1 {
+		if q.logFmt != nil {
+			return q.logFmt
+		}
+	}
+	return nil
+}
+
+// compileLogFormats compiles the log format of every frontend, once its
+// loggers are known. HAProxy's messages: an ALERT for a bad format at its
+// line, a WARNING for a format without any log target.
+func compileLogFormats(b *builder) {
+	for _, p := range b.cfg.Proxies {
+		d := logDirective(p)
+		p.logFmt = nil
+		if p.Cap&CapFE == 0 {
+			continue
+		}
+		src, pos := "", p.Pos
+		switch {
+		case d != nil && d.kind == "log-format":
+			src, pos = p.LogFormat, d.pos
+		case d != nil && d.kind == "option httplog clf" && p.Mode == ModeHTTP:
+			src = clfLogFormat
+		case d == nil && p.LogFormat != "":
+			src = p.LogFormat
+		}
+		if src != "" {
+			f, err := compileLogFormat(src, p.Mode == ModeHTTP)
+			if err != nil {
+				b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Parsing [%s:%d]: failed to parse log-format : %s.", pos.File, pos.Line, err)})
+				continue
+			}
+			p.logFmt = f
+		}
+		if len(p.loggers) == 0 && (src != "" || p.HTTPLog || p.TCPLog) {
+			kind := "frontend"
+			if p.Cap&CapBE != 0 {
+				kind = "proxy"
+			}
+			b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("log format ignored for %s '%s' since it has no log address.", kind, p.Name)})
+		}
+	}
+}
