@@ -975,18 +975,16 @@ func (e *lfSampleExpr) appendTo(b []byte, proc *Process, si *streamInfo, o lfOpt
 		v, _ := httpPart(lfVersion, si.reqLine)
 		b = appendLFText(b, v, o)
 	case smpStatus:
-		if si.status > 0 {
-			b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(si.status), 10), o)
-		} else {
-			b = appendLFText(b, "", o)
-		}
+		// HAProxy reads the status from the response head, which is gone
+		// once the stream ends: the fetch fails in a log line (%ST has it).
+		b = appendLFText(b, "", o)
 	case smpFeName:
 		b = appendLFText(b, si.fe.Name, o)
 	case smpBeName:
 		if si.be != nil {
 			b = appendLFText(b, si.be.Name, o)
 		} else {
-			b = appendLFText(b, si.fe.Name, o)
+			b = appendLFText(b, "", o)
 		}
 	case smpSrvName:
 		if si.srv != nil {
@@ -997,11 +995,11 @@ func (e *lfSampleExpr) appendTo(b []byte, proc *Process, si *streamInfo, o lfOpt
 	case smpFeID:
 		b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(si.fe.ID), 10), o)
 	case smpBeID:
-		be := si.be
-		if be == nil {
-			be = si.fe
+		if si.be != nil {
+			b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(si.be.ID), 10), o)
+		} else {
+			b = appendLFText(b, "", o)
 		}
-		b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(be.ID), 10), o)
 	case smpSrvID:
 		if si.srv != nil {
 			b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(si.srv.ID), 10), o)

@@ -1,0 +1,190 @@
+//go:build regtest
+
+package log
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"goha/regtests/internal/bin"
+	"goha/regtests/internal/harness"
+)
+
+// lfFields is a custom log-format, one field per '|', with variables of
+// every kind: addresses, names, timers, counters, request parts, flags
+// (quote, hex, escape), a global flag (%o), sample fetches with a
+// converter, separators that collapse, and %%.
+var lfFields = []string{
+	"%ci", "%cp", "[%tr]", "%ft", "%b/%s", "%TR/%Tw/%Tc/%Tr/%Ta", "%ST", "%B", "%CC", "%CS", "%tsc",
+	"%ac/%fc/%bc/%sc/%rc", "%sq/%bq", "%hr %hs %{+Q}r", "%HM", "%HU", "%HP", "%HQ", "%HV",
+	"%{+Q}[method]", "%[src]", "%[status]", "%[fe_name]/%[be_name]/%[srv_name]", "%[method,lower]",
+	"%{+Q}b", "%{+X}ci", "%{+X}cp", "%pid", "%H", "100%%", "%{+Q,+E}HU", "%Ts", "%ms", "%Tt",
+	"%si:%sp", "%lc", "[%t]", "%f", "%{+Q}o %s %{-Q}f %ci",
+}
+
+// lfMasks are the fields that may differ between goha and HAProxy, with a
+// pattern both must still match.
+var lfMasks = map[string]*regexp.Regexp{
+	// Each proxy has its own client connections, accept dates and timings.
+	"%cp":                 regexp.MustCompile(`^\d+$`),
+	"%{+X}cp":             regexp.MustCompile(`^[0-9A-F]{4}$`),
+	"[%tr]":               regexp.MustCompile(`^\[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d\.\d{3}\]$`),
+	"[%t]":                regexp.MustCompile(`^\[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d\.\d{3}\]$`),
+	"%Ts":                 regexp.MustCompile(`^\d{10}$`),
+	"%ms":                 regexp.MustCompile(`^\d{3}$`),
+	"%TR/%Tw/%Tc/%Tr/%Ta": regexp.MustCompile(`^\d+/\d+/\d+/\d+/\d+$`),
+	"%Tt":                 regexp.MustCompile(`^\d+$`),
+	// Checked against each process's own pid below.
+	"%pid": regexp.MustCompile(`^\d+$`),
+	// The response head goha relays is not HAProxy's byte for byte (header
+	// rewriting belongs to the HTTP layer, not to logging).
+	"%B": regexp.MustCompile(`^\d+$`),
+}
+
+func runLogFormat(t *testing.T, prog, origin string) (*harness.Proc, []string) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	cfg := fmt.Sprintf(`
+global
+    log %s format raw local0 info
+
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+
+frontend fe
+    bind "fd@${fe}"
+    log global
+    log-format "%s"
+    default_backend be
+
+backend be
+    server s1 %s
+`, pc.LocalAddr(), strings.ReplaceAll(strings.Join(lfFields, "|"), `"`, `\"`), origin)
+	p := harness.Start(t, prog, cfg, "fe")
+	reqs := []string{
+		"GET /a?x=1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+		"POST /post HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+		"GET /missing HTTP/1.0\r\n\r\n",
+		"HEAD /h HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+		"GET http://example.com/abs/p?q=1 HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n",
+		"GET /sp%20ace?a=b&c=\\d] HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+	}
+	var lines []string
+	buf := make([]byte, 4096)
+	for _, r := range reqs {
+		harness.RawRequest(t, p.Addrs["fe"], r, 5*time.Second)
+		pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, _, err := pc.ReadFrom(buf)
+		if err != nil {
+			t.Fatalf("%s: no log line for %q: %v\n%s", prog, r, err, p.Output())
+		}
+		lines = append(lines, strings.TrimRight(string(buf[:n]), "\n"))
+	}
+	return p, lines
+}
+
+// TestLogFormatAgainstHAProxy runs goha and HAProxy 2.6 on the same
+// configuration and compares their lines field by field.
+func TestLogFormatAgainstHAProxy(t *testing.T) {
+	haproxy := bin.HAProxy(t)
+	o := harness.NewOrigin(t, "s1", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/missing" {
+			http.Error(w, "no", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Date", "Mon, 30 Nov 2026 00:00:00 GMT")
+		fmt.Fprint(w, "hello\n")
+	})
+	gp, got := runLogFormat(t, bin.Path(t, "goha"), o.Addr)
+	hp, want := runLogFormat(t, haproxy, o.Addr)
+	for i := range want {
+		g, h := strings.Split(got[i], "|"), strings.Split(want[i], "|")
+		if len(g) != len(lfFields) || len(h) != len(lfFields) {
+			t.Errorf("line %d: %d and %d fields, want %d\ngoha:    %s\nhaproxy: %s", i, len(g), len(h), len(lfFields), got[i], want[i])
+			continue
+		}
+		for k := range lfFields {
+			if re := lfMasks[lfFields[k]]; re != nil {
+				if !re.MatchString(g[k]) || !re.MatchString(h[k]) {
+					t.Errorf("line %d field %s: goha %q, haproxy %q, both must match %s", i, lfFields[k], g[k], h[k], re)
+				}
+				continue
+			}
+			if g[k] != h[k] {
+				t.Errorf("line %d field %s: goha %q, haproxy %q", i, lfFields[k], g[k], h[k])
+			}
+		}
+		pid := slices.Index(lfFields, "%pid")
+		if g[pid] != strconv.Itoa(gp.PID()) || h[pid] != strconv.Itoa(hp.PID()) {
+			t.Errorf("line %d: %%pid goha %s (pid %d), haproxy %s (pid %d)", i, g[pid], gp.PID(), h[pid], hp.PID())
+		}
+		if t.Failed() {
+			t.Logf("goha:    %s\nhaproxy: %s", got[i], want[i])
+		}
+	}
+}
+
+// TestLogFormatCheck: a bad format is refused by goha -c with HAProxy's
+// message at the log-format line.
+func TestLogFormatCheck(t *testing.T) {
+	cfg := `
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+
+frontend fe
+    bind 127.0.0.1:18099
+    log 127.0.0.1:514 local0
+    log-format "%ci %xyz"
+    default_backend be
+
+backend be
+    server s1 127.0.0.1:18098
+`
+	for _, prog := range []string{bin.Path(t, "goha"), bin.HAProxy(t)} {
+		out, code := checkConfig(t, prog, cfg)
+		want := "config : Parsing [test.cfg:11]: failed to parse log-format : no such format variable 'xyz'. If you wanted to emit the '%' character verbatim, you need to use '%%'."
+		if code == 0 || !strings.Contains(out, want) || !strings.Contains(out, "[ALERT]") {
+			t.Errorf("%s -c: exit %d\n%s\nwant an ALERT with %q", prog, code, out, want)
+		}
+	}
+}
+
+// checkConfig runs prog -c on cfg, saved as test.cfg in a new directory.
+func checkConfig(t *testing.T, prog, cfg string) (string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "test.cfg"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(prog, "-c", "-f", "test.cfg")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(out), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
