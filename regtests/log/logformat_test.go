@@ -52,7 +52,19 @@ var lfMasks = map[string]*regexp.Regexp{
 	"%B": regexp.MustCompile(`^\d+$`),
 }
 
-func runLogFormat(t *testing.T, prog, origin string) (*harness.Proc, []string) {
+var httpReqs = []string{
+	"GET /a?x=1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+	"POST /post HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+	"GET /missing HTTP/1.0\r\n\r\n",
+	"HEAD /h HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+	"GET http://example.com/abs/p?q=1 HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n",
+	"GET /sp%20ace?a=b&c=\\d] HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+}
+
+// runLogFormat runs prog with a frontend fe (its log settings in feCfg) in
+// front of origin, sends each request on its own connection and returns
+// one log line per request, received on a UDP socket in raw format.
+func runLogFormat(t *testing.T, prog, mode, feCfg, origin string, reqs []string) (*harness.Proc, []string) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +75,7 @@ global
     log %s format raw local0 info
 
 defaults
-    mode http
+    mode %s
     timeout connect 2s
     timeout client 5s
     timeout server 5s
@@ -71,21 +83,13 @@ defaults
 frontend fe
     bind "fd@${fe}"
     log global
-    log-format "%s"
+%s
     default_backend be
 
 backend be
     server s1 %s
-`, pc.LocalAddr(), strings.ReplaceAll(strings.Join(lfFields, "|"), `"`, `\"`), origin)
+`, pc.LocalAddr(), mode, feCfg, origin)
 	p := harness.Start(t, prog, cfg, "fe")
-	reqs := []string{
-		"GET /a?x=1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
-		"POST /post HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
-		"GET /missing HTTP/1.0\r\n\r\n",
-		"HEAD /h HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
-		"GET http://example.com/abs/p?q=1 HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n",
-		"GET /sp%20ace?a=b&c=\\d] HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
-	}
 	var lines []string
 	buf := make([]byte, 4096)
 	for _, r := range reqs {
@@ -100,11 +104,8 @@ backend be
 	return p, lines
 }
 
-// TestLogFormatAgainstHAProxy runs goha and HAProxy 2.6 on the same
-// configuration and compares their lines field by field.
-func TestLogFormatAgainstHAProxy(t *testing.T) {
-	haproxy := bin.HAProxy(t)
-	o := harness.NewOrigin(t, "s1", func(w http.ResponseWriter, r *http.Request) {
+func testOrigin(t *testing.T) *harness.Origin {
+	return harness.NewOrigin(t, "s1", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/missing" {
 			http.Error(w, "no", http.StatusNotFound)
 			return
@@ -113,33 +114,99 @@ func TestLogFormatAgainstHAProxy(t *testing.T) {
 		w.Header().Set("Date", "Mon, 30 Nov 2026 00:00:00 GMT")
 		fmt.Fprint(w, "hello\n")
 	})
-	gp, got := runLogFormat(t, bin.Path(t, "goha"), o.Addr)
-	hp, want := runLogFormat(t, haproxy, o.Addr)
+}
+
+func formatLine(fields []string) string {
+	return "    log-format \"" + strings.ReplaceAll(strings.Join(fields, "|"), `"`, `\"`) + "\""
+}
+
+// compareLines compares goha's and HAProxy's lines field by field: names
+// labels the fields, masks gives the pattern that a field both may print
+// differently must still match.
+func compareLines(t *testing.T, sep string, names []string, masks map[string]*regexp.Regexp, got, want []string) {
+	t.Helper()
 	for i := range want {
-		g, h := strings.Split(got[i], "|"), strings.Split(want[i], "|")
-		if len(g) != len(lfFields) || len(h) != len(lfFields) {
-			t.Errorf("line %d: %d and %d fields, want %d\ngoha:    %s\nhaproxy: %s", i, len(g), len(h), len(lfFields), got[i], want[i])
+		g, h := strings.Split(got[i], sep), strings.Split(want[i], sep)
+		if len(g) != len(names) || len(h) != len(names) {
+			t.Errorf("line %d: %d and %d fields, want %d\ngoha:    %q\nhaproxy: %q", i, len(g), len(h), len(names), got[i], want[i])
 			continue
 		}
-		for k := range lfFields {
-			if re := lfMasks[lfFields[k]]; re != nil {
+		bad := false
+		for k, name := range names {
+			if re := masks[name]; re != nil {
 				if !re.MatchString(g[k]) || !re.MatchString(h[k]) {
-					t.Errorf("line %d field %s: goha %q, haproxy %q, both must match %s", i, lfFields[k], g[k], h[k], re)
+					t.Errorf("line %d field %s: goha %q, haproxy %q, both must match %s", i, name, g[k], h[k], re)
+					bad = true
 				}
 				continue
 			}
 			if g[k] != h[k] {
-				t.Errorf("line %d field %s: goha %q, haproxy %q", i, lfFields[k], g[k], h[k])
+				t.Errorf("line %d field %s: goha %q, haproxy %q", i, name, g[k], h[k])
+				bad = true
 			}
 		}
-		pid := slices.Index(lfFields, "%pid")
-		if g[pid] != strconv.Itoa(gp.PID()) || h[pid] != strconv.Itoa(hp.PID()) {
-			t.Errorf("line %d: %%pid goha %s (pid %d), haproxy %s (pid %d)", i, g[pid], gp.PID(), h[pid], hp.PID())
-		}
-		if t.Failed() {
+		if bad {
 			t.Logf("goha:    %s\nhaproxy: %s", got[i], want[i])
 		}
 	}
+}
+
+// TestLogFormatAgainstHAProxy runs goha and HAProxy 2.6 on the same
+// configuration and compares their lines field by field.
+func TestLogFormatAgainstHAProxy(t *testing.T) {
+	haproxy := bin.HAProxy(t)
+	o := testOrigin(t)
+	gp, got := runLogFormat(t, bin.Path(t, "goha"), "http", formatLine(lfFields), o.Addr, httpReqs)
+	hp, want := runLogFormat(t, haproxy, "http", formatLine(lfFields), o.Addr, httpReqs)
+	compareLines(t, "|", lfFields, lfMasks, got, want)
+	pid := slices.Index(lfFields, "%pid")
+	for i := range got {
+		g, h := strings.Split(got[i], "|"), strings.Split(want[i], "|")
+		if len(g) > pid && len(h) > pid && (g[pid] != strconv.Itoa(gp.PID()) || h[pid] != strconv.Itoa(hp.PID())) {
+			t.Errorf("line %d: %%pid goha %s (pid %d), haproxy %s (pid %d)", i, g[pid], gp.PID(), h[pid], hp.PID())
+		}
+	}
+}
+
+// tcpFields is a TCP-mode format: no HTTP variable is allowed there, and
+// the bytes are the origin's, so %B and %U compare exactly.
+var tcpFields = []string{
+	"%ci", "%cp", "[%t]", "%ft", "%b/%s", "%Tw/%Tc/%Tt", "%B", "%U", "%ts", "%tsc", "%ac/%fc/%bc/%sc/%rc",
+	"%sq/%bq", "%[src]", "%{+Q}[srv_name]", "%[be_name,upper]", "%{+Q}f", "%ST", "%si", "%lc", "%{+X}ci",
+	"%hr %hsl %{+Q}s", "%Td",
+}
+
+func TestLogFormatTCPAgainstHAProxy(t *testing.T) {
+	haproxy := bin.HAProxy(t)
+	o := testOrigin(t)
+	reqs := httpReqs[:3]
+	_, got := runLogFormat(t, bin.Path(t, "goha"), "tcp", formatLine(tcpFields), o.Addr, reqs)
+	_, want := runLogFormat(t, haproxy, "tcp", formatLine(tcpFields), o.Addr, reqs)
+	masks := map[string]*regexp.Regexp{
+		"%cp":         lfMasks["%cp"],
+		"[%t]":        lfMasks["[%t]"],
+		"%Tw/%Tc/%Tt": regexp.MustCompile(`^\d+/\d+/\d+$`),
+		"%Td":         regexp.MustCompile(`^\d+$`),
+	}
+	compareLines(t, "|", tcpFields, masks, got, want)
+}
+
+// option httplog clf goes through the same engine.
+func TestHTTPLogCLFAgainstHAProxy(t *testing.T) {
+	haproxy := bin.HAProxy(t)
+	o := testOrigin(t)
+	_, got := runLogFormat(t, bin.Path(t, "goha"), "http", "    option httplog clf", o.Addr, httpReqs[:4])
+	_, want := runLogFormat(t, haproxy, "http", "    option httplog clf", o.Addr, httpReqs[:4])
+	// HAProxy's clf format, split on spaces (the date and %r hold some).
+	names := []string{"ci", "-", "-", "[date", "+0000]", "method", "uri", "version", "ST", "B", `""`, `""`, "cp", "ms", "ft", "b", "s",
+		"TR", "Tw", "Tc", "Tr", "Ta", "tsc", "ac", "fc", "bc", "sc", "rc", "sq", "bq", "CC", "CS", "end"}
+	num := regexp.MustCompile(`^\d+$`)
+	masks := map[string]*regexp.Regexp{
+		"[date": regexp.MustCompile(`^\[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d$`),
+		"cp":    num, "ms": regexp.MustCompile(`^\d{3}$`), "B": num,
+		"TR": num, "Tw": num, "Tc": num, "Tr": num, "Ta": num,
+	}
+	compareLines(t, " ", names, masks, got, want)
 }
 
 // TestLogFormatCheck: a bad format is refused by goha -c with HAProxy's
