@@ -160,8 +160,9 @@ type logFormat struct {
 	src   string
 	kind  string // "log-format", "option httplog", "option httplog clf", "option tcplog"
 	nodes []lfNode
-	// needs says which costly values the nodes use.
-	needsCounter bool
+	// needsLogCount: the shared line counter is touched only by the
+	// formats that print it (%lc).
+	needsLogCount bool
 
 	logCount atomic.Uint64                  // %lc: lines built so far
 	frontIP  atomic.Pointer[netip.AddrPort] // %fi/%fp, found once the listeners exist
@@ -269,13 +270,43 @@ func compileLogFormat(s string, http bool) (*logFormat, error) {
 			opts = nodeOpts
 			continue
 		}
-		if v.kind == lfCounter {
-			f.needsCounter = true
-		}
+		f.needsLogCount = f.needsLogCount || v.kind == lfLogCount
 		f.nodes = append(f.nodes, lfNode{kind: v.kind, opts: nodeOpts})
 	}
 	flush()
+	f.nodes = resolveSeparators(f.nodes)
 	return f, nil
+}
+
+// resolveSeparators turns the separators into text once and for all. A
+// separator prints a space only after something that was not a space; every
+// node but the header captures counts as printed, even when it is empty, and
+// goha has no captures, so %hr, %hs, %hrl and %hsl print nothing and are
+// dropped: what a separator prints is then known at compile time. Adjacent
+// texts are merged.
+func resolveSeparators(in []lfNode) []lfNode {
+	out := in[:0:0]
+	lastSpace := true
+	for _, n := range in {
+		switch n.kind {
+		case lfHdrReq, lfHdrReqList, lfHdrRsp, lfHdrRspList:
+			continue
+		case lfSep:
+			if lastSpace {
+				continue
+			}
+			n = lfNode{kind: lfText, text: " "}
+			lastSpace = true
+		default:
+			lastSpace = false
+		}
+		if k := len(out) - 1; n.kind == lfText && k >= 0 && out[k].kind == lfText {
+			out[k].text += n.text
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // applyLFFlags applies a %{...} modifier list: comma-separated +X or -X
@@ -456,10 +487,13 @@ func unquoteLFArg(a string) string {
 }
 
 // Encoding maps, as HAProxy's: %r and the %H* variables encode '"', '#'
-// and non-printable bytes as #XX; captured headers also '{', '|', '}'.
+// and non-printable bytes as #XX; under +E, '"', '\' and ']' take a
+// backslash (in %r and %H*, the ones that are not already #XX).
 var (
 	urlEncodeMap [256]bool
-	escMap       [256]bool // '"', '\' and ']' take a backslash under +E
+	escMap       [256]bool
+	// urlClass combines both: 0 plain, 1 #XX, 2 backslash under +E.
+	urlClass [256]uint8
 )
 
 func init() {
@@ -468,6 +502,14 @@ func init() {
 	}
 	urlEncodeMap['"'], urlEncodeMap['#'] = true, true
 	escMap['"'], escMap['\\'], escMap[']'] = true, true, true
+	for i := 0; i < 256; i++ {
+		switch {
+		case urlEncodeMap[i]:
+			urlClass[i] = 1
+		case escMap[i]:
+			urlClass[i] = 2
+		}
+	}
 }
 
 const hexDigits = "0123456789ABCDEF"
@@ -501,17 +543,25 @@ func appendLFText[T string | []byte](b []byte, v T, o lfOpt) []byte {
 // appendLFEncoded writes v with the bytes of the URL map as #XX (and, under
 // +E, the backslash escapes). Quotes are the caller's.
 func appendLFEncoded(b, v []byte, o lfOpt) []byte {
-	for _, c := range v {
-		switch {
-		case urlEncodeMap[c]:
+	limit := uint8(1)
+	if o&lfEsc != 0 {
+		limit = 2
+	}
+	run := 0 // start of the bytes not written yet
+	for i, c := range v {
+		k := urlClass[c]
+		if k == 0 || k > limit {
+			continue
+		}
+		b = append(b, v[run:i]...)
+		run = i + 1
+		if k == 1 {
 			b = append(b, '#', hexDigits[c>>4], hexDigits[c&15])
-		case o&lfEsc != 0 && escMap[c]:
+		} else {
 			b = append(b, '\\', c)
-		default:
-			b = append(b, c)
 		}
 	}
-	return b
+	return append(b, v[run:]...)
 }
 
 // appendLFHTTP writes one of %r, %HM, %HU, %HP, %HPO, %HQ, %HV.
@@ -734,7 +784,6 @@ func (f *logFormat) frontAddr(proc *Process, fe *Proxy) (netip.AddrPort, bool) {
 
 // appendLine evaluates f for the stream si.
 func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
-	lastSpace := true
 	fe := si.fe
 	be := si.be
 	if be == nil {
@@ -744,12 +793,6 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 		n := &f.nodes[i]
 		o := n.opts
 		switch n.kind {
-		case lfSep:
-			if !lastSpace {
-				b = append(b, ' ')
-				lastSpace = true
-			}
-			continue
 		case lfText:
 			b = append(b, n.text...)
 		case lfExprNode:
@@ -900,10 +943,6 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 			} else {
 				b = append(b, '0')
 			}
-		case lfHdrReq, lfHdrReqList, lfHdrRsp, lfHdrRspList:
-			// No captures: nothing printed, and the separator state
-			// stays as it was.
-			continue
 		case lfRequest, lfMethod, lfURI, lfPath, lfPathOnly, lfQuery, lfVersion:
 			b = appendLFHTTP(b, n.kind, si.reqLine, o)
 		case lfCounter:
@@ -929,9 +968,10 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 				b = strconv.AppendInt(b, int64(proc.PID), 10)
 			}
 		}
-		lastSpace = false
 	}
-	f.logCount.Add(1)
+	if f.needsLogCount {
+		f.logCount.Add(1)
+	}
 	return b
 }
 
