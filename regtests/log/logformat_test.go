@@ -30,7 +30,9 @@ var lfFields = []string{
 	"%ac/%fc/%bc/%sc/%rc", "%sq/%bq", "%hr %hs %{+Q}r", "%HM", "%HU", "%HP", "%HQ", "%HV",
 	"%{+Q}[method]", "%[src]", "%[status]", "%[fe_name]/%[be_name]/%[srv_name]", "%[method,lower]",
 	"%{+Q}b", "%{+X}ci", "%{+X}cp", "%pid", "%H", "100%%", "%{+Q,+E}HU", "%Ts", "%ms", "%Tt",
-	"%si:%sp", "%lc", "[%t]", "%f", "%{+Q}o %s %{-Q}f %ci",
+	"%si:%sp", "%lc", "[%t]", "%f", "%{+Q}o %s %{-Q}f %ci", "%{-Q}o[%T]", "[%Tl]", "[%trg]", "%{+X}Ts", "%{+X}ms",
+	"%HPO", "%Tq", "%Th", "%Ti", "%Tu", "%Td", "%{-M}CC", "%{+Q}CC", "%ID", "%sslv", "%fi", "%{+X}fi", "%[dst]", "%rt",
+	"%{+Q,+E}[str(a]b)]",
 }
 
 // lfMasks are the fields that may differ between goha and HAProxy, with a
@@ -45,6 +47,17 @@ var lfMasks = map[string]*regexp.Regexp{
 	"%ms":                 regexp.MustCompile(`^\d{3}$`),
 	"%TR/%Tw/%Tc/%Tr/%Ta": regexp.MustCompile(`^\d+/\d+/\d+/\d+/\d+$`),
 	"%Tt":                 regexp.MustCompile(`^\d+$`),
+	"%Tu":                 regexp.MustCompile(`^\d+$`),
+	"%Td":                 regexp.MustCompile(`^\d+$`),
+	"%Tq":                 regexp.MustCompile(`^\d+$`),
+	// goha counts the idle and handshake times in %TR (Ti and Th are 0).
+	"%Ti":        regexp.MustCompile(`^\d+$`),
+	"%Th":        regexp.MustCompile(`^\d+$`),
+	"%{-Q}o[%T]": regexp.MustCompile(`^\[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d \+0000\]$`),
+	"[%trg]":     regexp.MustCompile(`^\[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d \+0000\]$`),
+	"[%Tl]":      regexp.MustCompile(`^\[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\]$`),
+	"%{+X}Ts":    regexp.MustCompile(`^[0-9A-F]{8}$`),
+	"%{+X}ms":    regexp.MustCompile(`^[0-9A-F]{2,3}$`),
 	// Checked against each process's own pid below.
 	"%pid": regexp.MustCompile(`^\d+$`),
 	// The response head goha relays is not HAProxy's byte for byte (header
