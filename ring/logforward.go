@@ -524,15 +524,36 @@ func AddrText(a netip.Addr) []byte {
 }
 
 // ServePacket relays every datagram received on pc until ctx is done or
-// pc fails. One datagram is one message.
+// pc fails. One datagram is one message. On Linux a UDP socket is read
+// several datagrams per system call (recvmmsg), in arrival order.
 func (lf *LogForward) ServePacket(ctx context.Context, pc net.PacketConn) error {
 	stop := context.AfterFunc(ctx, func() { pc.Close() })
 	defer stop()
-	buf := make([]byte, 65536)
 	udp, _ := pc.(*net.UDPConn)
 	// The text of the last sender's address, kept while senders repeat.
 	var last netip.Addr
 	var lastText []byte
+	if udp != nil {
+		if br := newBatchReader(udp); br != nil {
+			for {
+				n, err := br.read()
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return err
+				}
+				for i := range n {
+					msg, src := br.msg(i)
+					if src != last {
+						last, lastText = src, AddrText(src)
+					}
+					lf.Process(lastText, msg)
+				}
+			}
+		}
+	}
+	buf := make([]byte, 65536)
 	for {
 		var n int
 		var src netip.Addr

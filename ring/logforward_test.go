@@ -339,3 +339,70 @@ func TestLogForwardProcessAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per message", n)
 	}
 }
+
+// A burst of datagrams, some queued before the relay reads (so that one
+// receive returns several), from an IPv4 and an IPv6 sender: every
+// message is relayed once, in the order each sender sent them, with its
+// own sender's address filled in as hostname, and messages of different
+// lengths do not bleed into each other.
+func TestLogForwardDatagramBurst(t *testing.T) {
+	for _, network := range []string{"udp4", "udp6"} {
+		t.Run(network, func(t *testing.T) {
+			host := "127.0.0.1"
+			if network == "udp6" {
+				host = "::1"
+			}
+			pc, err := net.ListenPacket(network, net.JoinHostPort(host, "0"))
+			if err != nil {
+				t.Skip(err)
+			}
+			reg := NewRegistry()
+			r, _ := reg.ParseRing([]string{"ring", "r"})
+			r.Format = FormatRFC5424
+			r.Resize(1 << 20)
+			lf, _ := ParseLogForward([]string{"log-forward", "f"})
+			lf.ParseKeyword([]string{"log", "ring@r", "local0"})
+			if err := lf.Open(reg); err != nil {
+				t.Fatal(err)
+			}
+			u, err := net.Dial(network, pc.LocalAddr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer u.Close()
+			const n = 300
+			msg := func(i int) string {
+				return "<14>1 - - app - - - message " + itoa(i) + " " + strings.Repeat("x", i%37)
+			}
+			// The first third waits in the socket buffer before the
+			// relay starts reading.
+			for i := range n / 3 {
+				io.WriteString(u, msg(i))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { lf.ServePacket(ctx, pc); close(done) }()
+			// The rest in bursts, never more queued than the socket
+			// buffer holds (about 250 small datagrams by default).
+			for i := n / 3; i < n; i++ {
+				if i%50 == 0 {
+					waitFor(t, func() bool { return lf.Received() >= uint64(i-100) })
+				}
+				io.WriteString(u, msg(i))
+			}
+			waitFor(t, func() bool { return lf.Received() == n })
+			cancel()
+			<-done
+			got := events(r)
+			if len(got) != n {
+				t.Fatalf("got %d events, want %d", len(got), n)
+			}
+			for i, ev := range got {
+				want := "<14>1 - " + host + " app - - - " + msg(i)[len("<14>1 - - app - - - "):]
+				if ev != want {
+					t.Fatalf("event %d:\n got %q\nwant %q", i, ev, want)
+				}
+			}
+		})
+	}
+}
