@@ -154,7 +154,8 @@ func (proc *Process) logHTTP(si *streamInfo) {
 	b = append(b, "] "...)
 	b = si.appendNames(b)
 	b = append(b, ' ')
-	b = strconv.AppendInt(b, ms(si.trq), 10)
+	// No request head: HAProxy's TR is -1 (timeouts, aborts, bad requests).
+	b = appendMs(b, si.trq, len(si.reqLine) > 0)
 	b = append(b, '/')
 	b = appendMs(b, si.tw, si.srv != nil)
 	b = append(b, '/')

@@ -883,10 +883,8 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 			}
 		case lfTh, lfTi:
 			b = append(b, '0')
-		case lfTR:
-			b = strconv.AppendInt(b, ms(si.trq), 10)
-		case lfTq:
-			b = strconv.AppendInt(b, ms(si.trq), 10)
+		case lfTR, lfTq:
+			b = appendMsLF(b, si.trq, len(si.reqLine) > 0)
 		case lfTw:
 			b = appendMsLF(b, si.tw, si.srv != nil || si.term[1] == 'Q')
 		case lfTc:

@@ -189,6 +189,7 @@ func TestLogFormatVariables(t *testing.T) {
 		{"%CC %{+Q}CS %{-M}CC| %ID %sslc %sslv", &hs[0], `- "" | - - -`},
 		{"%Th %Ti %TR %Tq %Tw %Tc %Tr %Td %Ta %Tt %Tu", &hs[0], "0 0 1 1 2 3 15 19 40 40 40"},
 		{"%Tw %Tc %Tr %Td", &hs[1], "-1 -1 -1 -1"},
+		{"%TR %Tq %Tw %Td", &hs[2], "-1 -1 -1 -1"},
 		{"%ST %B %U %ts %tsc", &hs[0], "200 1234 56 -- ----"},
 		{"%ST %ts %tsc %rc", &hs[1], "503 SC SC-- 3"},
 		{"%Tw %Tc %Td %Tt %ts %B", &ts[0], "0 2 1498 1500 -- 987654"},

@@ -45,11 +45,11 @@ var lfMasks = map[string]*regexp.Regexp{
 	"[%t]":                regexp.MustCompile(`^\[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d\.\d{3}\]$`),
 	"%Ts":                 regexp.MustCompile(`^\d{10}$`),
 	"%ms":                 regexp.MustCompile(`^\d{3}$`),
-	"%TR/%Tw/%Tc/%Tr/%Ta": regexp.MustCompile(`^\d+/\d+/\d+/\d+/\d+$`),
+	"%TR/%Tw/%Tc/%Tr/%Ta": regexp.MustCompile(`^-?\d+/-?\d+/-?\d+/-?\d+/\d+$`),
 	"%Tt":                 regexp.MustCompile(`^\d+$`),
 	"%Tu":                 regexp.MustCompile(`^\d+$`),
-	"%Td":                 regexp.MustCompile(`^\d+$`),
-	"%Tq":                 regexp.MustCompile(`^\d+$`),
+	"%Td":                 regexp.MustCompile(`^-?\d+$`),
+	"%Tq":                 regexp.MustCompile(`^-?\d+$`),
 	// goha counts the idle and handshake times in %TR (Ti and Th are 0).
 	"%Ti":        regexp.MustCompile(`^\d+$`),
 	"%Th":        regexp.MustCompile(`^\d+$`),
@@ -72,6 +72,9 @@ var httpReqs = []string{
 	"HEAD /h HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
 	"GET http://example.com/abs/p?q=1 HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n",
 	"GET /sp%20ace?a=b&c=\\d] HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+	// Bad requests: no request line, timers unset.
+	"GARBAGE\r\n\r\n",
+	"GET / HTTP/1.1\r\nHost: h\r\nContent-Length: x\r\n\r\n",
 }
 
 // runLogFormat runs prog with a frontend fe (its log settings in feCfg) in
@@ -147,8 +150,8 @@ func compareLines(t *testing.T, sep string, names []string, masks map[string]*re
 		bad := false
 		for k, name := range names {
 			if re := masks[name]; re != nil {
-				if !re.MatchString(g[k]) || !re.MatchString(h[k]) {
-					t.Errorf("line %d field %s: goha %q, haproxy %q, both must match %s", i, name, g[k], h[k], re)
+				if !re.MatchString(g[k]) || !re.MatchString(h[k]) || !sameUnset(g[k], h[k]) {
+					t.Errorf("line %d field %s: goha %q, haproxy %q, both must match %s with the same -1 timers", i, name, g[k], h[k], re)
 					bad = true
 				}
 				continue
@@ -162,6 +165,21 @@ func compareLines(t *testing.T, sep string, names []string, masks map[string]*re
 			t.Logf("goha:    %s\nhaproxy: %s", got[i], want[i])
 		}
 	}
+}
+
+// sameUnset says whether two timer fields (a/b/c) have their -1 (unset) in
+// the same places.
+func sameUnset(a, b string) bool {
+	x, y := strings.Split(a, "/"), strings.Split(b, "/")
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if (x[i] == "-1") != (y[i] == "-1") {
+			return false
+		}
+	}
+	return true
 }
 
 // TestLogFormatAgainstHAProxy runs goha and HAProxy 2.6 on the same
@@ -199,7 +217,7 @@ func TestLogFormatTCPAgainstHAProxy(t *testing.T) {
 		"%cp":         lfMasks["%cp"],
 		"[%t]":        lfMasks["[%t]"],
 		"%Tw/%Tc/%Tt": regexp.MustCompile(`^\d+/\d+/\d+$`),
-		"%Td":         regexp.MustCompile(`^\d+$`),
+		"%Td":         regexp.MustCompile(`^-?\d+$`),
 	}
 	compareLines(t, "|", tcpFields, masks, got, want)
 }
