@@ -1112,6 +1112,14 @@ func compileLogFormats(b *builder) {
 		if p.Cap&CapFE == 0 {
 			continue
 		}
+		kind := "frontend"
+		if p.Cap&CapBE != 0 {
+			kind = "proxy"
+		}
+		if d != nil && p.Mode != ModeHTTP && (d.kind == "option httplog" || d.kind == "option httplog clf") {
+			b.d.Add(diag.Diag{Sev: diag.Warning, Pos: d.pos, Parsing: true,
+				Msg: fmt.Sprintf("'option httplog' not usable with %s '%s' (needs 'mode http'). Falling back to 'option tcplog'.", kind, p.Name)})
+		}
 		src, pos := "", p.Pos
 		switch {
 		case d != nil && d.kind == "log-format":
@@ -1130,10 +1138,6 @@ func compileLogFormats(b *builder) {
 			p.logFmt = f
 		}
 		if len(p.loggers) == 0 && (src != "" || p.HTTPLog || p.TCPLog) {
-			kind := "frontend"
-			if p.Cap&CapBE != 0 {
-				kind = "proxy"
-			}
 			b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("log format ignored for %s '%s' since it has no log address.", kind, p.Name)})
 		}
 	}

@@ -415,6 +415,36 @@ backend be
 	}
 }
 
+// option httplog in a TCP frontend falls back to tcplog, with HAProxy's
+// warning at the directive's line (here inherited from defaults); backends
+// are not concerned.
+func TestLogFormatHTTPLogInTCP(t *testing.T) {
+	c, d := logConf(t, `
+defaults
+    option httplog
+    timeout client 5s
+    timeout server 5s
+    timeout connect 5s
+
+frontend t
+    mode tcp
+    bind 127.0.0.1:1
+    log 127.0.0.1:5140 local0
+    default_backend bt
+
+backend bt
+    mode tcp
+    server s1 127.0.0.1:1
+`)
+	all := d.All()
+	if len(all) != 1 || all[0].Sev != diag.Warning || all[0].Text() != "config : parsing [t.cfg:3] : 'option httplog' not usable with frontend 't' (needs 'mode http'). Falling back to 'option tcplog'." {
+		t.Fatalf("diagnostics: %+v", all)
+	}
+	if findProxy(t, c, "t").logFmt != nil {
+		t.Fatalf("the TCP frontend has a log format")
+	}
+}
+
 // Building a line allocates nothing. (The pooled buffer is left out: under
 // the race detector sync.Pool drops buffers on purpose.)
 func TestLogFormatNoAlloc(t *testing.T) {
