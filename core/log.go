@@ -56,8 +56,22 @@ func appendMs(b []byte, d time.Duration, valid bool) []byte {
 	return strconv.AppendInt(b, ms(d), 10)
 }
 
+// tlsFrontend says whether every bind of fe is a TLS one: %ft then ends in
+// '~'. (The stream does not say which bind accepted it.)
+func tlsFrontend(fe *Proxy) bool {
+	for _, b := range fe.Binds {
+		if b.tls == nil {
+			return false
+		}
+	}
+	return len(fe.Binds) > 0
+}
+
 func (si *streamInfo) appendNames(b []byte) []byte {
 	b = append(b, si.fe.Name...)
+	if tlsFrontend(si.fe) {
+		b = append(b, '~')
+	}
 	b = append(b, ' ')
 	if si.be != nil {
 		b = append(b, si.be.Name...)

@@ -870,6 +870,9 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 				b = append(b, '"')
 			}
 			b = append(b, fe.Name...)
+			if tlsFrontend(fe) {
+				b = append(b, '~')
+			}
 			if o&lfQuote != 0 {
 				b = append(b, '"')
 			}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strings"
@@ -130,6 +131,22 @@ func TestLogFormatMatchesFastPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, bd := range fh.Binds {
+		bd.tls = &tls.Config{}
+	}
+	for i, si := range httpStreams(c, t) {
+		fh.logFmt = nil
+		r.proc.logHTTP(&si)
+		want := r.last()
+		fh.logFmt = hf
+		r.proc.logHTTP(&si)
+		if got := r.last(); got != want || !strings.Contains(got, " fh~ ") {
+			t.Errorf("http stream %d on TLS:\nengine   %q\nfast path %q", i, got, want)
+		}
+	}
+	for _, bd := range fh.Binds {
+		bd.tls = nil
+	}
 	for i, si := range httpStreams(c, t) {
 		fh.logFmt = nil
 		r.proc.logHTTP(&si)
@@ -150,13 +167,13 @@ func TestLogFormatMatchesFastPaths(t *testing.T) {
 			t.Errorf("tcp stream %d:\nengine   %q\nfast path %q", i, got, want)
 		}
 	}
-	if len(r.lines) != 16 {
-		t.Fatalf("%d lines logged, want 16", len(r.lines))
+	if len(r.lines) != 24 {
+		t.Fatalf("%d lines logged, want 24", len(r.lines))
 	}
 	// A line known by heart, so that both paths cannot drift together.
 	want := `192.0.2.7:40123 [29/Nov/2026:23:05:07.042] fh bh/s1 1/2/3/15/40 200 1234 - - ---- 7/4/2/1/0 0/2 "GET /index.html?x=1 HTTP/1.1"`
-	if r.lines[1] != want {
-		t.Fatalf("httplog line\n got %q\nwant %q", r.lines[1], want)
+	if r.lines[9] != want {
+		t.Fatalf("httplog line\n got %q\nwant %q", r.lines[9], want)
 	}
 }
 
@@ -253,6 +270,19 @@ func TestLogFormatVariables(t *testing.T) {
 	f, _ = compileLogFormat("%HV %HU", true)
 	if got, want := string(f.appendLine(nil, r.proc, &si)), "HTTP/0.9 /old"; got != want {
 		t.Errorf("HTTP/0.9:\n got %q\nwant %q", got, want)
+	}
+
+	// A frontend that only has TLS binds is printed with a '~' by %ft.
+	for _, bd := range hs[0].fe.Binds {
+		bd.tls = &tls.Config{}
+	}
+	f, _ = compileLogFormat("%ft %{+Q}ft %f", true)
+	got := string(f.appendLine(nil, r.proc, &hs[0]))
+	for _, bd := range hs[0].fe.Binds {
+		bd.tls = nil
+	}
+	if want := `fh~ "fh~" fh`; got != want {
+		t.Errorf("TLS frontend: got %q, want %q", got, want)
 	}
 
 	// %lc counts the frontend's lines, from 0.
