@@ -190,7 +190,11 @@ var proxyKeywords = []Keyword{
 		if len(args) < 1 {
 			return errf("'log-format' expects a format string.")
 		}
-		c.p.LogFormat = joinWords(args)
+		if len(args) > 1 {
+			return errf("log-format expects only one argument, don't forget to escape spaces!")
+		}
+		c.p.LogFormat = args[0]
+		c.p.logFmt = &logFormat{pos: c.pos, kind: "log-format", src: args[0]}
 		return nil
 	}},
 	{Name: "errorfile", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
@@ -236,11 +240,21 @@ var proxyKeywords = []Keyword{
 	option("socket-stats", scopeDefaults|scopeFE, func(p *Proxy) *bool { return &p.SocketStats }),
 	{Name: "option tcplog", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
 		c.p.TCPLog, c.p.HTTPLog = !c.neg, false
+		if !c.neg {
+			c.p.logFmt = &logFormat{pos: c.pos, kind: "option tcplog", src: c.p.LogFormat}
+		}
 		return nil
 	}},
 	{Name: "option httplog", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
 		c.p.HTTPLog, c.p.TCPLog = !c.neg, false
 		c.p.HTTPLogCLF = len(args) > 0 && args[0] == "clf"
+		if !c.neg {
+			kind := "option httplog"
+			if c.p.HTTPLogCLF {
+				kind = "option httplog clf"
+			}
+			c.p.logFmt = &logFormat{pos: c.pos, kind: kind, src: c.p.LogFormat}
+		}
 		return nil
 	}},
 	{Name: "option forwardfor", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {

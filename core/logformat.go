@@ -2,7 +2,6 @@ package core
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -1063,35 +1062,6 @@ func (e *lfSampleExpr) appendTo(b []byte, proc *Process, si *streamInfo, o lfOpt
 		}
 	}
 	return b
-}
-
-func init() { trackLogFormatDirectives() }
-
-// trackLogFormatDirectives makes log-format, option httplog and option
-// tcplog remember on the proxy which of them came last and where: HAProxy
-// keeps only the last one (a frontend's directive replaces its defaults'),
-// and reports a bad format at the line of its log-format.
-func trackLogFormatDirectives() {
-	for _, name := range []string{"log-format", "option httplog", "option tcplog"} {
-		k := keywords[name]
-		if k == nil || k.Parse == nil {
-			panic("core: keyword " + name + " must be registered before logformat.go's init")
-		}
-		parse := k.Parse
-		k.Parse = func(c *kwCtx, args []string) error {
-			err := parse(c, args)
-			var w *diag.Warn
-			if (err != nil && !errors.As(err, &w)) || c.p == nil || c.neg {
-				return err
-			}
-			kind := name
-			if name == "option httplog" && c.p.HTTPLogCLF {
-				kind = "option httplog clf"
-			}
-			c.p.logFmt = &logFormat{pos: c.pos, kind: kind, src: c.p.LogFormat}
-			return err
-		}
-	}
 }
 
 // logDirective is the log-format, option httplog or option tcplog that
