@@ -57,6 +57,21 @@
 // fills without blocking, so that a reader waiting for new events sleeps on
 // a channel, not on the lock.
 //
+// # Forwarding
+//
+// A forwarder sends, in one write, every event between its position and
+// tail (up to 16 KiB, HAProxy's buffer size), then moves its position past
+// them. When it has caught up it sleeps on its wake channel. The writer
+// that fills the channel makes the forwarder the next goroutine its
+// scheduler runs, ahead of the connections that are about to log more, so
+// the forwarder yields once before reading: the events those connections
+// write meanwhile go out in the same write. Under HTTP load this turns one
+// write per event into one per batch, which is what HAProxy's forwarding
+// applet does by running once per pass of its event loop.
+//
+// On Linux, `log-forward` reads its UDP sockets several datagrams per
+// system call (recvmmsg through the runtime's poller), in arrival order.
+//
 // # Backing file
 //
 // With `backing-file <path>` the area lives in a shared memory mapping of
