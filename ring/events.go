@@ -3,6 +3,7 @@ package ring
 import (
 	"fmt"
 	"io"
+	"runtime"
 )
 
 // ListHeader is the first line of the `show events` sink list (3.2+ text).
@@ -105,6 +106,9 @@ func (r *Ring) Dump(w io.Writer, fromEnd, wait bool, frame FrameFunc, stop <-cha
 		case <-stop:
 			return nil
 		}
+		// As the forwarders do: let the writers that woke us log more
+		// before we read, so that a busy ring streams in batches.
+		runtime.Gosched()
 	}
 }
 
