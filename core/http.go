@@ -177,6 +177,7 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 				proc.recordError(fe, nil, cbuf.Bytes(), he, si.client)
 				fe.FE.Ereq.Add(1)
 				si.status, si.term = st, [2]byte{'P', 'R'}
+				si.headless = true
 				proc.replyError(fe, c, st, true, si)
 				return 0, false, false
 			}
@@ -210,6 +211,7 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 			if isTimeout(err) {
 				fe.FE.Ereq.Add(1)
 				si.status, si.term = 408, [2]byte{'c', 'R'}
+				si.headless = true
 				proc.replyError(fe, c, 408, true, si)
 				return 0, false, false
 			}
@@ -725,7 +727,9 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 				reply = er
 			}
 			// The request body, if any, is not read: close after replying.
-			keep := r.act == actReturn && hc.req.Body == http1.BodyNone && hc.req.KeepAlive()
+			// Without one the connection goes on, after a deny too
+			// (HAProxy 2.6 keeps it).
+			keep := hc.req.Body == http1.BodyNone && hc.req.KeepAlive()
 			mode := http1.ConnClose
 			if keep {
 				mode = http1.ConnNone
@@ -766,6 +770,11 @@ func (proc *Process) replyError(px *Proxy, c net.Conn, status int, closing bool,
 		c.SetWriteDeadline(time.Time{})
 	}
 	si.bytesOut = int64(len(b))
+	if si.headless {
+		// HAProxy's H1 layer answers these itself, outside the stream
+		// whose byte count the log shows.
+		si.bytesOut = 0
+	}
 	si.tt = time.Since(si.accept)
 	si.ta = si.tt
 	si.fe.FE.Hrsp[HrspClass(status)].Add(1)

@@ -30,6 +30,7 @@ type streamInfo struct {
 	reqLine     []byte
 	keepClient  bool
 	host        []byte // request Host, valid while the request is in the buffer
+	headless    bool   // answered before a request head was parsed
 }
 
 // connectServer assigns a server and opens a connection to it, with

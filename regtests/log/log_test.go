@@ -174,3 +174,68 @@ backend be
 		t.Fatalf("show events buf:\n%s", out)
 	}
 }
+
+// TestErrorRepliesLogged checks the log lines of requests goha answers
+// itself, as HAProxy 2.6 writes them: a malformed request and a request
+// head that never completes are answered by the HTTP layer before any
+// stream exists (no request line, -1 timers, 0 bytes), a denied request
+// by the stream (its reply's size).
+func TestErrorRepliesLogged(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	o := harness.NewOrigin(t, "s1", nil)
+	cfg := fmt.Sprintf(`
+defaults
+    mode http
+    option httplog
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+    timeout http-request 500ms
+
+frontend fe
+    bind "fd@${fe}"
+    log %s format raw local0
+    http-request deny if { path /deny }
+    default_backend be
+backend be
+    server s1 %s
+`, pc.LocalAddr(), o.Addr)
+	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
+	send := func(raw string, wait time.Duration) {
+		c, err := net.Dial("tcp", p.Addrs["fe"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte(raw))
+		c.SetReadDeadline(time.Now().Add(wait))
+		io.Copy(io.Discard, c)
+	}
+	read := func() string {
+		buf := make([]byte, 2048)
+		pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, _, err := pc.ReadFrom(buf)
+		if err != nil {
+			t.Fatalf("no log line: %v", err)
+		}
+		return strings.TrimSuffix(string(buf[:n]), "\n")
+	}
+	cases := []struct {
+		raw  string
+		want string
+	}{
+		{"GET /\x01 HTTP/1.1\r\n\r\n", ` fe fe/<NOSRV> -1/-1/-1/-1/\d+ 400 0 - - PR-- \d+/\d+/0/0/0 0/0 "<BADREQ>"$`},
+		{"GET / HTTP/1.1\r\n", ` fe fe/<NOSRV> -1/-1/-1/-1/\d+ 408 0 - - cR-- \d+/\d+/0/0/0 0/0 "<BADREQ>"$`},
+		{"GET /deny HTTP/1.1\r\nHost: x\r\n\r\n", ` fe fe/<NOSRV> \d+/-1/-1/-1/\d+ 403 1\d\d - - PR-- \d+/\d+/0/0/0 0/0 "GET /deny HTTP/1.1"$`},
+	}
+	for _, tc := range cases {
+		send(tc.raw, 3*time.Second)
+		if l := read(); !regexp.MustCompile(tc.want).MatchString(l) {
+			t.Errorf("request %q logged\n%s\nwant match for %s", tc.raw, l, tc.want)
+		}
+	}
+}
