@@ -14,6 +14,9 @@
 #   http   the data path: a frontend with `log ring@r local0`,
 #          `option httplog`, in front of one tiny backend, under
 #          wrk -t1 -c$CONNS for $DURATION s: one event per request.
+#   http-nolog  the same without the `log` line (the ring still connected),
+#          so that the cost of logging shows apart from the cost of
+#          proxying: CPU us/event (http) minus CPU us/request (http-nolog).
 # Both proxies run one thread (nbthread 1; goha also with GOMAXPROCS=1).
 #
 # Per run it reports the events delivered per second of load, the proxy's
@@ -30,8 +33,8 @@
 # Every process it starts is stopped by its PID; nothing is killed by name.
 #
 # Usage: scripts/bench-ring.sh            (knobs are environment variables)
-#   ROUNDS=3            interleaved rounds     DURATION=3     seconds of load per run
-#   MODES="relay http"  event sources          PROTOS="legacy octet-count"
+#   ROUNDS=3            interleaved rounds     DURATION=2     seconds of load per run
+#   MODES="relay http http-nolog"              PROTOS="legacy octet-count"
 #   RATE=50000          relay datagrams/s      CONNS=50       wrk connections
 #   RING_SIZE=1048576   ring size in bytes
 #   BACKEND_SRC=/work/shared/bench/backend (the shared bench backend's source)
@@ -44,8 +47,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROUNDS=${ROUNDS:-3}
-DURATION=${DURATION:-3}
-MODES=${MODES:-"relay http"}
+DURATION=${DURATION:-2}
+MODES=${MODES:-"relay http http-nolog"}
 PROTOS=${PROTOS:-"legacy octet-count"}
 RATE=${RATE:-50000}
 CONNS=${CONNS:-50}
@@ -145,7 +148,9 @@ EOF
     cat <<EOF
 frontend fe
     bind 127.0.0.1:$HTTP_PORT
-    log ring@r local0
+EOF
+    [[ $1 == http ]] && echo "    log ring@r local0"
+    cat <<EOF
     option httplog
     option dontlognull
     default_backend be
@@ -211,9 +216,10 @@ run() {
     else
       curl -s -o /dev/null "http://127.0.0.1:$HTTP_PORT/ring" || true
     fi
+    [[ $mode == http-nolog ]] && break
     wait_for events 0 4 && break
   done
-  wait_for events 0 20 || die "$impl delivered nothing: $(cat "$WORK/proxy.log")"
+  [[ $mode == http-nolog ]] || wait_for events 0 20 || die "$impl delivered nothing: $(cat "$WORK/proxy.log")"
   sleep 0.3
   local ev0 b0 c0 u0 t0 t1 offered
   ev0=$(status events) b0=$(status bytes) c0=$(ticks "$pid") u0=$(rcvbuf_errors)
@@ -239,8 +245,10 @@ run() {
     sed -n 's/^ *r *: type=buffer, \([0-9]*\) dropped.*/\1/p')
   stop_pid "$pid"
   stop_pid "$sinkpid"
+  local ev=$((ev1 - ev0))
+  [[ $mode == http-nolog ]] && ev=${offered:-0} # requests, for the CPU per request
   awk -v mode="$mode" -v proto="$proto" -v impl="$impl" -v round="$round" \
-    -v ev=$((ev1 - ev0)) -v bytes=$((b1 - b0)) -v cpu=$((c1 - c0)) -v hz="$HZ" \
+    -v ev="$ev" -v bytes=$((b1 - b0)) -v cpu=$((c1 - c0)) -v hz="$HZ" \
     -v secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" -v offered="${offered:-0}" \
     -v rcvbuf=$((u1 - u0)) -v bad="$(status bad)" -v disorder="$(status disorder)" -v drops="${drops:--}" \
     'BEGIN {
@@ -256,7 +264,9 @@ echo "mode proto impl round events events/s cpu-us/event offered lost udp-rcvbuf
 for ((round = 1; round <= ROUNDS; round++)); do
   if ((round % 2)); then order="haproxy goha"; else order="goha haproxy"; fi
   for mode in $MODES; do
-    for proto in $PROTOS; do
+    protos=$PROTOS
+    [[ $mode == http-nolog ]] && protos=${PROTOS%% *} # no event: the framing does not matter
+    for proto in $protos; do
       for impl in $order; do run "$mode" "$proto" "$impl" "$round"; done
     done
   done
@@ -268,7 +278,9 @@ echo
 echo "| source | log-proto | HAProxy events/s | goha events/s | ratio | HAProxy CPU us/event | goha CPU us/event | ratio | lost (H/g) | bad, out of order, ring drops |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---|---|"
 for mode in $MODES; do
-  for proto in $PROTOS; do
+  protos=$PROTOS
+  [[ $mode == http-nolog ]] && protos=${PROTOS%% *}
+  for proto in $protos; do
     awk -v mode="$mode" -v proto="$proto" '
       function median(a, n,   i, j, t) {
         for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j] < a[j-1]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
@@ -290,6 +302,26 @@ for mode in $MODES; do
       }' "$RESULTS"
   done
 done
+if [[ " $MODES " == *" http "* && " $MODES " == *" http-nolog "* ]]; then
+  echo
+  echo "Cost of logging on the data path: median CPU us/event with \`log ring@r\` minus median CPU us/request without:"
+  echo
+  echo "| log-proto | HAProxy | goha |"
+  echo "|---|---:|---:|"
+  for proto in $PROTOS; do
+    awk -v proto="$proto" -v nolog="${PROTOS%% *}" '
+      function median(a, n,   i, j, t) {
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j] < a[j-1]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+      }
+      $1 == "http" && $2 == proto { k = "l" $3; v[k, ++n[k]] = $7 }
+      $1 == "http-nolog" && $2 == nolog { k = "n" $3; v[k, ++n[k]] = $7 }
+      END {
+        for (k in n) { for (i = 1; i <= n[k]; i++) c[i] = v[k, i]; m[k] = median(c, n[k]) }
+        printf "| %s | %.2f | %.2f |\n", proto, m["lhaproxy"] - m["nhaproxy"], m["lgoha"] - m["ngoha"]
+      }' "$RESULTS"
+  done
+fi
 echo
 echo "Every run (lost = offered - delivered; relay losses include udp-rcvbuf-errors, the kernel's drops):"
 echo
