@@ -14,28 +14,37 @@ import (
 
 func appendLogDate(b []byte, t time.Time) []byte {
 	// 29/Nov/2026:23:00:00.123
-	b = appendPad(b, t.Day(), 2)
+	y, mo, d := t.Date()
+	h, mi, sec := t.Clock()
+	b = appendPad(b, d, 2)
 	b = append(b, '/')
-	b = append(b, t.Month().String()[:3]...)
+	b = append(b, mo.String()[:3]...)
 	b = append(b, '/')
-	b = strconv.AppendInt(b, int64(t.Year()), 10)
+	b = strconv.AppendInt(b, int64(y), 10)
 	b = append(b, ':')
-	b = appendPad(b, t.Hour(), 2)
+	b = appendPad(b, h, 2)
 	b = append(b, ':')
-	b = appendPad(b, t.Minute(), 2)
+	b = appendPad(b, mi, 2)
 	b = append(b, ':')
-	b = appendPad(b, t.Second(), 2)
+	b = appendPad(b, sec, 2)
 	b = append(b, '.')
 	b = appendPad(b, t.Nanosecond()/1e6, 3)
 	return b
 }
 
+// appendPad writes v (not negative) in at least width digits; it does
+// not allocate, where strconv.Itoa does for values of 100 and more.
 func appendPad(b []byte, v, width int) []byte {
-	s := strconv.Itoa(v)
-	for i := len(s); i < width; i++ {
-		b = append(b, '0')
+	var d [20]byte
+	i := len(d)
+	for v >= 10 || len(d)-i < width-1 {
+		i--
+		d[i] = byte('0' + v%10)
+		v /= 10
 	}
-	return append(b, s...)
+	i--
+	d[i] = byte('0' + v)
+	return append(b, d[i:]...)
 }
 
 func appendClient(b []byte, a net.Addr) []byte {

@@ -552,3 +552,17 @@ func BenchmarkLogFormat(b *testing.B) {
 	}
 	si.fe.logFmt = nil
 }
+
+func TestAppendPad(t *testing.T) {
+	for _, v := range []int{0, 7, 9, 10, 42, 99, 100, 123, 999, 1000, 2026, 123456} {
+		for w := 1; w <= 4; w++ {
+			got := string(appendPad([]byte("x"), v, w))
+			if want := fmt.Sprintf("x%0*d", w, v); got != want {
+				t.Errorf("appendPad(%d, %d) = %q, want %q", v, w, got, want)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { appendPad(make([]byte, 0, 8), 987, 3) }); n != 0 {
+		t.Errorf("appendPad allocates %v times", n)
+	}
+}
