@@ -25,6 +25,9 @@ type mmsghdr struct {
 // message.
 type batchReader struct {
 	rc    syscall.RawConn
+	recv  func(fd uintptr) bool // b.recvmmsg, bound once: a closure per read would allocate
+	n     int                   // datagrams received by the last recv
+	errno syscall.Errno         // error of the last recv
 	bufs  []byte
 	hdrs  [dgramBatch]mmsghdr
 	iovs  [dgramBatch]syscall.Iovec
@@ -39,6 +42,7 @@ func newBatchReader(c *net.UDPConn) *batchReader {
 		return nil
 	}
 	b := &batchReader{rc: rc, bufs: make([]byte, dgramBatch*65536)}
+	b.recv = b.recvmmsg
 	for i := range b.hdrs {
 		b.iovs[i].Base = &b.bufs[i*65536]
 		b.iovs[i].SetLen(65536)
@@ -52,35 +56,36 @@ func newBatchReader(c *net.UDPConn) *batchReader {
 // read waits for at least one datagram and returns how many it received;
 // datagram i is msg(i). The messages stay valid until the next read.
 func (b *batchReader) read() (int, error) {
-	var n int
-	var errno syscall.Errno
-	err := b.rc.Read(func(fd uintptr) bool {
-		for i := range b.hdrs {
-			// The kernel shortens the name length to the address it
-			// stored; give every slot the full room again.
-			b.hdrs[i].hdr.Namelen = uint32(unsafe.Sizeof(b.names[i]))
-			b.hdrs[i].hdr.Flags = 0
-		}
-		for {
-			r, _, e := syscall.Syscall6(syscall.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])),
-				dgramBatch, syscall.MSG_DONTWAIT, 0, 0)
-			if e == syscall.EINTR {
-				continue
-			}
-			if e == syscall.EAGAIN {
-				return false // park until the socket is readable
-			}
-			n, errno = int(r), e
-			return true
-		}
-	})
-	if err != nil {
+	if err := b.rc.Read(b.recv); err != nil {
 		return 0, err
 	}
-	if errno != 0 {
-		return 0, errno
+	if b.errno != 0 {
+		return 0, b.errno
 	}
-	return n, nil
+	return b.n, nil
+}
+
+// recvmmsg is the callback of RawConn.Read: it reports false to wait
+// until the socket is readable.
+func (b *batchReader) recvmmsg(fd uintptr) bool {
+	for i := range b.hdrs {
+		// The kernel shortens the name length to the address it
+		// stored; give every slot the full room again.
+		b.hdrs[i].hdr.Namelen = uint32(unsafe.Sizeof(b.names[i]))
+		b.hdrs[i].hdr.Flags = 0
+	}
+	for {
+		r, _, e := syscall.Syscall6(syscall.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])),
+			dgramBatch, syscall.MSG_DONTWAIT, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e == syscall.EAGAIN {
+			return false
+		}
+		b.n, b.errno = int(r), e
+		return true
+	}
 }
 
 // msg returns datagram i of the last read and its sender's address (the

@@ -70,3 +70,28 @@ func TestBatchReader(t *testing.T) {
 		t.Errorf("got %q", msg)
 	}
 }
+
+// The relay reads without allocating, whatever the load.
+func TestBatchReaderAllocs(t *testing.T) {
+	pc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	u, err := net.DialUDP("udp4", nil, pc.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	br := newBatchReader(pc)
+	msg := []byte("<14>1 - - app - - - m")
+	allocs := testing.AllocsPerRun(200, func() {
+		u.Write(msg)
+		if n, err := br.read(); err != nil || n != 1 {
+			t.Fatalf("read: %d, %v", n, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per read", allocs)
+	}
+}

@@ -142,6 +142,7 @@ func (s *Server) serve(ctx context.Context, conn net.Conn, r *Ring, rd *Reader, 
 		conn.Close()
 		<-dead
 	}()
+	var deadline time.Time // write deadline set on conn
 	for {
 		select {
 		case <-dead:
@@ -172,8 +173,17 @@ func (s *Server) serve(ctx context.Context, conn net.Conn, r *Ring, rd *Reader, 
 			runtime.Gosched()
 			continue
 		}
-		if r.TimeoutServer > 0 {
-			_ = conn.SetWriteDeadline(time.Now().Add(r.TimeoutServer))
+		if t := r.TimeoutServer; t > 0 {
+			// Re-armed only once the deadline is a little stale (at most
+			// a second, an eighth of the timeout for short ones): a
+			// stalled server is cut between 7/8 of the timeout and the
+			// timeout after the write began, and a busy forwarder does
+			// not move a runtime timer for every write.
+			now := time.Now()
+			if deadline.Sub(now) < t-min(t/8, time.Second) {
+				deadline = now.Add(t)
+				_ = conn.SetWriteDeadline(deadline)
+			}
 		}
 		if _, err := conn.Write(out); err != nil {
 			return buf
