@@ -22,7 +22,8 @@ type mmsghdr struct {
 // batchReader receives up to dgramBatch datagrams per system call
 // (recvmmsg) from a UDP socket, through the runtime's poller, so that a
 // relay under load spends one system call per batch instead of one per
-// message.
+// message. The call never blocks (MSG_DONTWAIT), so it is made without the
+// scheduler's system call bookkeeping, as rawWriter's are.
 type batchReader struct {
 	rc    syscall.RawConn
 	recv  func(fd uintptr) bool // b.recvmmsg, bound once: a closure per read would allocate
@@ -75,7 +76,7 @@ func (b *batchReader) recvmmsg(fd uintptr) bool {
 		b.hdrs[i].hdr.Flags = 0
 	}
 	for {
-		r, _, e := syscall.Syscall6(syscall.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])),
+		r, _, e := syscall.RawSyscall6(syscall.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])),
 			dgramBatch, syscall.MSG_DONTWAIT, 0, 0)
 		if e == syscall.EINTR {
 			continue

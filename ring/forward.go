@@ -143,6 +143,7 @@ func (s *Server) serve(ctx context.Context, conn net.Conn, r *Ring, rd *Reader, 
 		<-dead
 	}()
 	var deadline time.Time // write deadline set on conn
+	raw := newRawWriter(conn)
 	for {
 		select {
 		case <-dead:
@@ -185,7 +186,12 @@ func (s *Server) serve(ctx context.Context, conn net.Conn, r *Ring, rd *Reader, 
 				_ = conn.SetWriteDeadline(deadline)
 			}
 		}
-		if _, err := conn.Write(out); err != nil {
+		if raw != nil {
+			err = raw.write(out)
+		} else {
+			_, err = conn.Write(out)
+		}
+		if err != nil {
 			return buf
 		}
 		rd.Advance(next)

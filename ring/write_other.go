@@ -1,0 +1,12 @@
+//go:build !linux
+
+package ring
+
+import "net"
+
+// rawWriter is Linux only; elsewhere the forwarder writes with net.Conn.
+type rawWriter struct{}
+
+func newRawWriter(net.Conn) *rawWriter { return nil }
+
+func (*rawWriter) write([]byte) error { return nil }
