@@ -142,7 +142,6 @@ func (s *Server) serve(ctx context.Context, conn net.Conn, r *Ring, rd *Reader, 
 		conn.Close()
 		<-dead
 	}()
-	var deadline time.Time // write deadline set on conn
 	raw := newRawWriter(conn)
 	for {
 		select {
@@ -174,21 +173,12 @@ func (s *Server) serve(ctx context.Context, conn net.Conn, r *Ring, rd *Reader, 
 			runtime.Gosched()
 			continue
 		}
-		if t := r.TimeoutServer; t > 0 {
-			// Re-armed only once the deadline is a little stale (at most
-			// a second, an eighth of the timeout for short ones): a
-			// stalled server is cut between 7/8 of the timeout and the
-			// timeout after the write began, and a busy forwarder does
-			// not move a runtime timer for every write.
-			now := time.Now()
-			if deadline.Sub(now) < t-min(t/8, time.Second) {
-				deadline = now.Add(t)
-				_ = conn.SetWriteDeadline(deadline)
-			}
-		}
 		if raw != nil {
-			err = raw.write(out)
+			err = raw.write(out, conn, r.TimeoutServer)
 		} else {
+			if r.TimeoutServer > 0 {
+				_ = conn.SetWriteDeadline(time.Now().Add(r.TimeoutServer))
+			}
 			_, err = conn.Write(out)
 		}
 		if err != nil {

@@ -3,6 +3,7 @@ package ring
 import (
 	"net"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -11,10 +12,16 @@ import (
 // bookkeeping: a loopback write that takes a few tens of microseconds then
 // does not hand the forwarder's processor to another thread and back (the
 // data path's connections write the same way).
+//
+// The write deadline is armed only when the socket buffer is full, from
+// the moment the write stalls, and cleared once it moves again: `timeout
+// server` is exactly the time without progress, at no cost for the writes
+// that do not wait.
 type rawWriter struct {
 	rc    syscall.RawConn
 	fn    func(fd uintptr) bool // w.send, bound once
 	p     []byte                // what is left to write
+	wait  bool                  // send may wait for room (no progress yet)
 	errno syscall.Errno
 }
 
@@ -33,34 +40,65 @@ func newRawWriter(c net.Conn) *rawWriter {
 	return w
 }
 
-// write writes all of p, waiting for room in the socket buffer as needed,
-// within the connection's write deadline.
-func (w *rawWriter) write(p []byte) error {
+// write writes all of p to c, waiting for room in the socket buffer as
+// needed, and fails once no byte could be written for timeout (0: never).
+func (w *rawWriter) write(p []byte, c net.Conn, timeout time.Duration) error {
 	w.p, w.errno = p, 0
-	err := w.rc.Write(w.fn)
-	w.p = nil
-	if err != nil {
-		return err
+	defer func() { w.p = nil }()
+	armed := false
+	for {
+		w.wait = false
+		if err := w.rc.Write(w.fn); err != nil {
+			return err
+		}
+		if w.errno != 0 {
+			return w.errno
+		}
+		if len(w.p) == 0 {
+			break
+		}
+		// The buffer is full: the stall starts now.
+		if timeout > 0 {
+			if err := c.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
+				return err
+			}
+			armed = true
+		}
+		w.wait = true
+		if err := w.rc.Write(w.fn); err != nil {
+			return err
+		}
+		if w.errno != 0 {
+			return w.errno
+		}
+		if len(w.p) == 0 {
+			break
+		}
 	}
-	if w.errno != 0 {
-		return w.errno
+	if armed {
+		// A deadline left in the past would fail the next write before
+		// it even tried.
+		return c.SetWriteDeadline(time.Time{})
 	}
 	return nil
 }
 
-// send is the callback of RawConn.Write: it reports false to wait until
-// the socket is writable. MSG_NOSIGNAL turns a write to a reset
-// connection into EPIPE without a signal.
+// send is the callback of RawConn.Write. It writes what the socket takes
+// and reports false (wait until the socket is writable) only when w.wait
+// is set and nothing could be written. MSG_NOSIGNAL turns a write to a
+// reset connection into EPIPE without a signal.
 func (w *rawWriter) send(fd uintptr) bool {
+	progress := false
 	for len(w.p) > 0 {
 		n, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&w.p[0])), uintptr(len(w.p)),
 			syscall.MSG_NOSIGNAL|syscall.MSG_DONTWAIT, 0, 0)
 		switch e {
 		case 0:
 			w.p = w.p[n:]
+			progress = true
 		case syscall.EINTR:
 		case syscall.EAGAIN:
-			return false
+			return progress || !w.wait
 		default:
 			w.errno = e
 			return true

@@ -43,18 +43,41 @@ func TestRawWriter(t *testing.T) {
 		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(big))))
 		got <- b
 	}()
-	if err := w.write(big); err != nil {
+	if err := w.write(big, c, 0); err != nil {
 		t.Fatal(err)
 	}
 	if b := <-got; !bytes.Equal(b, big) {
 		t.Fatalf("peer read %d bytes, not the %d written", len(b), len(big))
 	}
 
+	// A peer that reads slowly but steadily is never cut, however long
+	// the whole write takes: the timeout counts time without progress.
+	slow := make([]byte, 48<<20)
+	go func() {
+		chunk := make([]byte, 4<<20)
+		for n := 0; n < len(slow); {
+			time.Sleep(100 * time.Millisecond)
+			m, err := io.ReadFull(peer, chunk[:min(len(chunk), len(slow)-n)])
+			n += m
+			if err != nil {
+				break
+			}
+		}
+		got <- nil
+	}()
+	if err := w.write(slow, c, 400*time.Millisecond); err != nil {
+		t.Fatalf("write to a slow but steady peer: %v", err)
+	}
+	<-got
+
 	// More than the largest socket buffers loopback autotuning gives.
 	huge := make([]byte, 64<<20)
-	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-	if err := w.write(huge); !errors.Is(err, os.ErrDeadlineExceeded) {
+	start := time.Now()
+	if err := w.write(huge, c, 100*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("write to a peer that does not read: %v, want a deadline error", err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("write gave up after %v, before the timeout", d)
 	}
 	c.SetWriteDeadline(time.Time{})
 
@@ -62,7 +85,7 @@ func TestRawWriter(t *testing.T) {
 	peer.Close()
 	var werr error
 	for i := 0; i < 100 && werr == nil; i++ {
-		werr = w.write([]byte("after close\n"))
+		werr = w.write([]byte("after close\n"), c, time.Second)
 		time.Sleep(time.Millisecond)
 	}
 	if werr == nil {

@@ -2,11 +2,14 @@
 
 package ring
 
-import "net"
+import (
+	"net"
+	"time"
+)
 
 // rawWriter is Linux only; elsewhere the forwarder writes with net.Conn.
 type rawWriter struct{}
 
 func newRawWriter(net.Conn) *rawWriter { return nil }
 
-func (*rawWriter) write([]byte) error { return nil }
+func (*rawWriter) write([]byte, net.Conn, time.Duration) error { return nil }
