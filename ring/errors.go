@@ -22,6 +22,10 @@ var (
 	ErrFraming = errors.New("ring: bad syslog framing")
 	// ErrFrameTooLarge: an incoming frame is larger than the receive buffer.
 	ErrFrameTooLarge = errors.New("ring: syslog frame too large")
+
+	// errLogDropped: a datagram log target had no room for the line, which
+	// was dropped rather than delay the data path.
+	errLogDropped = errors.New("ring: log line dropped")
 )
 
 // ConfigError is a configuration error whose text is HAProxy's message for

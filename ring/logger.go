@@ -84,9 +84,12 @@ type Logger struct {
 
 	ring *Ring    // TargetRing, TargetStream
 	fd   *os.File // TargetFD
+	// dropped counts lines a datagram target had no room for.
+	dropped atomic.Uint64
 
-	mu       sync.Mutex // guards following fields
-	conn     net.Conn   // TargetUDP, TargetUnixgram
+	mu       sync.Mutex   // guards following fields
+	conn     net.Conn     // TargetUDP, TargetUnixgram
+	raw      *dgramSender // conn's non-blocking sender, nil where there is none
 	lastDial time.Time
 }
 
@@ -454,7 +457,7 @@ func (l *Logger) Open(reg *Registry) error {
 		if err != nil {
 			return &ConfigError{Msg: "cannot reach log server '" + l.Target.Raw + "': " + err.Error()}
 		}
-		l.conn = c
+		l.conn, l.raw = c, newDgramSender(c)
 	case TargetUnixgram:
 		l.mu.Lock()
 		l.dialLocked()
@@ -480,6 +483,11 @@ func (l *Logger) Clone() *Logger {
 	return c
 }
 
+// Dropped returns the number of lines dropped because a UDP or UNIX
+// datagram target had no room for them (HAProxy's DroppedLogs). Rings
+// count their own drops.
+func (l *Logger) Dropped() uint64 { return l.dropped.Load() }
+
 // Ring returns the ring the logger writes to, if any.
 func (l *Logger) Ring() *Ring { return l.ring }
 
@@ -488,7 +496,7 @@ func (l *Logger) dialLocked() {
 	l.lastDial = time.Now()
 	c, err := net.Dial(l.Target.Network, l.Target.Addr)
 	if err == nil {
-		l.conn = c
+		l.conn, l.raw = c, newDgramSender(c)
 	}
 }
 
@@ -498,7 +506,7 @@ func (l *Logger) Close() error {
 	defer l.mu.Unlock()
 	if l.conn != nil {
 		err := l.conn.Close()
-		l.conn = nil
+		l.conn, l.raw = nil, nil
 		return err
 	}
 	return nil
@@ -539,14 +547,22 @@ func (l *Logger) Send(m *Meta, msg []byte) {
 		if l.conn == nil && l.Target.Kind == TargetUnixgram && time.Since(l.lastDial) >= time.Second {
 			l.dialLocked()
 		}
-		c := l.conn
+		c, raw := l.conn, l.raw
 		l.mu.Unlock()
 		if c != nil {
-			if _, err := c.Write(line); err != nil && l.Target.Kind == TargetUnixgram {
+			var err error
+			if raw != nil {
+				err = raw.send(line)
+			} else {
+				_, err = c.Write(line)
+			}
+			if err == errLogDropped {
+				l.dropped.Add(1)
+			} else if err != nil && l.Target.Kind == TargetUnixgram {
 				l.mu.Lock()
 				if l.conn == c {
 					l.conn.Close()
-					l.conn = nil
+					l.conn, l.raw = nil, nil
 				}
 				l.mu.Unlock()
 			}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -107,12 +108,21 @@ func TestFDTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	defer wr.Close()
-	l, err := ParseLogArgs([]string{fmt.Sprintf("fd@%d", wr.Fd()), "format", "short", "local0"}, true)
+	// The logger wraps the descriptor in its own file, which closes it
+	// when collected: give it a descriptor of its own and close that
+	// here, or the collector would later close whatever socket reuses
+	// the number.
+	fd, err := syscall.Dup(int(wr.Fd()))
+	wr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ParseLogArgs([]string{fmt.Sprintf("fd@%d", fd), "format", "short", "local0"}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Open(NewRegistry())
+	defer l.fd.Close()
 	l.Send(&Meta{Level: LevelErr}, []byte("to the pipe"))
 	buf := make([]byte, 64)
 	n, _ := rd.Read(buf)

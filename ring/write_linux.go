@@ -2,6 +2,7 @@ package ring
 
 import (
 	"net"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -105,4 +106,69 @@ func (w *rawWriter) send(fd uintptr) bool {
 		}
 	}
 	return true
+}
+
+// dgramSender sends one datagram per call without ever waiting: a datagram
+// the socket cannot take at once (a UNIX datagram receiver that does not
+// keep up) is dropped, as HAProxy drops a log line rather than delay the
+// stream that emits it. Safe for concurrent use.
+type dgramSender struct {
+	rc syscall.RawConn
+}
+
+// dgramCall carries one send through RawConn.Write without allocating.
+type dgramCall struct {
+	p     []byte
+	errno syscall.Errno
+	fn    func(fd uintptr) bool // c.send, bound once
+}
+
+var dgramCalls = sync.Pool{New: func() any {
+	c := &dgramCall{}
+	c.fn = c.send
+	return c
+}}
+
+func (c *dgramCall) send(fd uintptr) bool {
+	for {
+		_, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(unsafe.SliceData(c.p))), uintptr(len(c.p)),
+			syscall.MSG_NOSIGNAL|syscall.MSG_DONTWAIT, 0, 0)
+		if e != syscall.EINTR {
+			c.errno = e
+			return true
+		}
+	}
+}
+
+// newDgramSender returns nil when c offers no raw access.
+func newDgramSender(c net.Conn) *dgramSender {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return &dgramSender{rc: rc}
+}
+
+// send sends p as one datagram. It returns errLogDropped when the socket
+// had no room.
+func (s *dgramSender) send(p []byte) error {
+	c := dgramCalls.Get().(*dgramCall)
+	c.p, c.errno = p, 0
+	err := s.rc.Write(c.fn)
+	errno := c.errno
+	c.p = nil
+	dgramCalls.Put(c)
+	switch {
+	case err != nil:
+		return err
+	case errno == syscall.EAGAIN:
+		return errLogDropped
+	case errno != 0:
+		return errno
+	}
+	return nil
 }

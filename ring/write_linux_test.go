@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,5 +92,63 @@ func TestRawWriter(t *testing.T) {
 	}
 	if werr == nil {
 		t.Fatal("writes to a reset connection kept succeeding")
+	}
+}
+
+// A UNIX datagram receiver that does not read never blocks the data path:
+// the lines it has no room for are dropped and counted, the others arrive
+// whole and in order, and the socket stays in use once the receiver reads
+// again.
+func TestUnixgramTargetDropsWhenFull(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "full.sock")
+	ux, err := net.ListenPacket("unixgram", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ux.Close()
+	l, _ := ParseLogArgs([]string{sock, "format", "raw", "local0"}, true)
+	if err := l.Open(NewRegistry()); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const n = 2000
+	done := make(chan struct{})
+	go func() {
+		for i := range n {
+			l.Send(&Meta{Level: LevelInfo}, []byte("line "+itoa(i)))
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Send blocked on a receiver that does not read")
+	}
+	if l.Dropped() == 0 {
+		t.Fatalf("no line dropped out of %d to a receiver that does not read", n)
+	}
+	buf := make([]byte, 64)
+	received, last := 0, -1
+	for {
+		ux.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		m, _, err := ux.ReadFrom(buf)
+		if err != nil {
+			break
+		}
+		i, ok := strings.CutPrefix(string(buf[:m]), "line ")
+		v := atoi(strings.TrimSuffix(i, "\n"))
+		if !ok || !strings.HasSuffix(i, "\n") || v <= last {
+			t.Fatalf("got %q after line %d", buf[:m], last)
+		}
+		last = v
+		received++
+	}
+	if uint64(received)+l.Dropped() != n {
+		t.Errorf("received %d + dropped %d != sent %d", received, l.Dropped(), n)
+	}
+	l.Send(&Meta{Level: LevelInfo}, []byte("after"))
+	ux.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if m, _, err := ux.ReadFrom(buf); err != nil || string(buf[:m]) != "after\n" {
+		t.Fatalf("after draining: %q, %v", buf[:m], err)
 	}
 }

@@ -13,3 +13,10 @@ type rawWriter struct{}
 func newRawWriter(net.Conn) *rawWriter { return nil }
 
 func (*rawWriter) write([]byte, net.Conn, time.Duration) error { return nil }
+
+// dgramSender is Linux only; elsewhere a logger writes with net.Conn.
+type dgramSender struct{}
+
+func newDgramSender(net.Conn) *dgramSender { return nil }
+
+func (*dgramSender) send([]byte) error { return nil }
