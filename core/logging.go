@@ -193,3 +193,28 @@ func (p *Proxy) sendLog(msg []byte, level int) {
 	m.Level = level
 	p.loggers.Send(&m, msg)
 }
+
+// LogTotals returns the log lines dropped by datagram targets that had no
+// room for them (show info's DroppedLogs) and the messages log-forward
+// sections received (CumRecvLogs).
+func (c *Config) LogTotals() (dropped, received uint64) {
+	st := c.logs()
+	seen := map[*ring.Logger]bool{}
+	count := func(ls ring.Loggers) {
+		for _, l := range ls {
+			if !seen[l] {
+				seen[l] = true
+				dropped += l.Dropped()
+			}
+		}
+	}
+	count(st.global)
+	for _, p := range c.Proxies {
+		count(p.loggers)
+	}
+	for _, lf := range st.forwards {
+		count(lf.Loggers)
+		received += lf.Received()
+	}
+	return dropped, received
+}

@@ -56,6 +56,8 @@ func infoValues(p *core.Process, float bool) []infoValue {
 				t.Listeners += int64(len(px.Binds))
 			}
 		}
+		d, r := conf.LogTotals()
+		t.DroppedLogs, t.CumRecvLogs = int64(d), int64(r)
 	}
 	var poolAlloc, poolUsed, poolFail int64
 	if Pools != nil {
