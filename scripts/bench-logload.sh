@@ -8,7 +8,10 @@
 #     log 127.0.0.1:<sink> local0   (in global)
 #     log global + option httplog   (in defaults)
 # where <sink> is a UDP socket that socat reads and discards, so every
-# request sends one syslog datagram. Rounds interleave the four
+# request sends one syslog datagram; with TARGET=ring the log line is
+#     log ring@r local0             (in global)
+# and a `ring r` section (format rfc5424, 1 MiB, legacy framing) forwards
+# the events to a TCP socket that socat reads and discards. Rounds interleave the four
 # configurations (goha/HAProxy x off/on, reversed every other round); each
 # run is a wrk warm-up, then DURATION seconds measured. The table gives
 # medians: req/s, the proxy's CPU per request (user+system from /proc, less
@@ -18,7 +21,7 @@
 # Every process it starts is stopped by its PID; nothing is killed by name.
 #
 # Usage: scripts/bench-logload.sh          (knobs are environment variables)
-#   CONNS=100 ROUNDS=3 DURATION=5 WARMUP=1 BACKENDS=8
+#   CONNS=100 ROUNDS=3 DURATION=5 WARMUP=1 BACKENDS=8 TARGET=udp|ring
 #   GOHA=      a goha binary (default: build the committed HEAD)
 #   HAPROXY=/usr/sbin/haproxy  BACKEND_SRC=/work/shared/bench/backend
 set -euo pipefail
@@ -29,6 +32,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-1}
 BACKENDS=${BACKENDS:-8}
+TARGET=${TARGET:-udp}
 GOHA=${GOHA:-}
 HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 BACKEND_SRC=${BACKEND_SRC:-/work/shared/bench/backend}
@@ -86,14 +90,33 @@ SINK_PORT=$((BASE + BACKENDS + 1))
 PIDS+=($!)
 for _ in $(seq 50); do grep -q ready "$WORK/backend.log" && break; sleep 0.1; done
 grep -q ready "$WORK/backend.log" || die "backend did not start: $(cat "$WORK/backend.log")"
-socat -u "UDP-RECV:$SINK_PORT,bind=127.0.0.1" /dev/null &
+if [[ $TARGET == ring ]]; then
+  socat -u "TCP-LISTEN:$SINK_PORT,bind=127.0.0.1,reuseaddr,fork" /dev/null &
+else
+  socat -u "UDP-RECV:$SINK_PORT,bind=127.0.0.1" /dev/null &
+fi
 PIDS+=($!)
 
 gen_cfg() { # on|off
+  if [[ $1 == on && $TARGET == ring ]]; then
+    echo "ring r"
+    echo "    format rfc5424"
+    echo "    maxlen 1024"
+    echo "    size 1048576"
+    echo "    timeout connect 5s"
+    echo "    timeout server 10s"
+    echo "    server sink 127.0.0.1:$SINK_PORT log-proto legacy"
+  fi
   echo "global"
   echo "    nbthread 2"
   echo "    maxconn 8000"
-  [[ $1 == on ]] && echo "    log 127.0.0.1:$SINK_PORT local0"
+  if [[ $1 == on ]]; then
+    if [[ $TARGET == ring ]]; then
+      echo "    log ring@r local0"
+    else
+      echo "    log 127.0.0.1:$SINK_PORT local0"
+    fi
+  fi
   echo "defaults"
   echo "    mode http"
   echo "    maxconn 4096"
@@ -162,7 +185,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 
 echo
-echo "wrk -t1 -c$CONNS, ${DURATION}s per run, $ROUNDS interleaved rounds, $BACKENDS backends (medians)"
+echo "logs to $TARGET; wrk -t1 -c$CONNS, ${DURATION}s per run, $ROUNDS interleaved rounds, $BACKENDS backends (medians)"
 echo
 echo "| proxy | logs | req/s | CPU µs/req | errors |"
 echo "|---|---|---:|---:|---:|"
