@@ -22,39 +22,10 @@ GOHA=${GOHA:-}
 HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 BACKEND_SRC=${BACKEND_SRC:-/work/shared/bench/backend}
 
-die() { echo "bench-idlemem: $*" >&2; exit 1; }
+. "$ROOT/scripts/lib.sh"
+BENCH_NAME=bench-idlemem
 (( $(ulimit -n) > CLIENTS + 100 )) || die "ulimit -n $(ulimit -n) is too low for $CLIENTS clients"
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-idlemem.XXXXXX")
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-stop_pid() {
-  kill "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-  local p keep=()
-  for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-  PIDS=("${keep[@]}")
-}
-
-free_port() {
-  local p used
-  used=$(ss -Htan 2>/dev/null | awk '{n=split($4,a,":"); print a[n]}' | sort -un)
-  for p in $(seq 22000 7 31000); do
-    if ! grep -qx "$p" <<<"$used" && ! grep -qx "$((p + 1))" <<<"$used"; then
-      echo "$p"
-      return
-    fi
-  done
-  die "no free port"
-}
+bench_init bench-idlemem
 
 echo "building..." >&2
 if [[ -z $GOHA ]]; then
@@ -64,7 +35,7 @@ fi
 (cd "$ROOT" && go build -o "$WORK/idleclients" ./scripts/idleclients)
 (cd "$BACKEND_SRC" && go build -o "$WORK/backend" .)
 
-PORT=$(free_port)
+PORT=$(free_range 2 22000)
 "$WORK/backend" -base "$((PORT + 1))" -n 1 >"$WORK/backend.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 50); do grep -q ready "$WORK/backend.log" && break; sleep 0.1; done

@@ -37,40 +37,10 @@ GOHA=${GOHA:-}
 HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 BACKEND_SRC=${BACKEND_SRC:-/work/shared/bench/backend}
 
-die() { echo "bench-logload: $*" >&2; exit 1; }
-for tool in wrk socat go "$HAPROXY"; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-logload.XXXXXX")
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-stop_pid() {
-  kill "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-  local p keep=()
-  for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-  PIDS=("${keep[@]}")
-}
-
-# free_range N: a first port below 32768 with N free consecutive ports.
-free_range() {
-  local n=$1 base used
-  used=$(ss -Hauntl 2>/dev/null | awk '{n=split($5,a,":"); print a[n]}' | sort -un)
-  for base in $(seq 21000 500 31000); do
-    if ! awk -v lo="$base" -v hi=$((base + n)) '$1>=lo && $1<=hi {found=1} END {exit !found}' <<<"$used"; then
-      echo "$base"
-      return
-    fi
-  done
-  die "no free port range of $n"
-}
+. "$ROOT/scripts/lib.sh"
+BENCH_NAME=bench-logload
+for tool in wrk socat go ss "$HAPROXY"; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
+bench_init bench-logload
 
 echo "building..." >&2
 if [[ -z $GOHA ]]; then
@@ -83,7 +53,7 @@ fi
 (cd "$BACKEND_SRC" && go build -o "$WORK/backend" .)
 cd "$WORK"
 
-BASE=$(free_range $((BACKENDS + 2)))
+BASE=$(free_range $((BACKENDS + 2)) 21000)
 LB_PORT=$((BASE + BACKENDS))
 SINK_PORT=$((BASE + BACKENDS + 1))
 "$WORK/backend" -base "$BASE" -n "$BACKENDS" >"$WORK/backend.log" 2>&1 &
@@ -139,8 +109,6 @@ gen_cfg() { # on|off
   for ((i = 0; i < BACKENDS; i++)); do echo "    server s$((i + 1)) 127.0.0.1:$((BASE + i))"; done
 }
 
-cputicks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }
-
 # run proxy on|off: prints "rps cpu-us/req errors"
 run() {
   local cfg=$WORK/$1-$2.cfg pid out c0 c1 reqs rps errs
@@ -166,8 +134,6 @@ run() {
   awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v r="$reqs" -v rps="$rps" -v e="$errs" \
     'BEGIN {printf "%s %.1f %d\n", rps, (r > 0 ? 1e6 * c / hz / r : 0), e}'
 }
-
-median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) exit; if (NR % 2) print v[(NR + 1) / 2]; else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 CONFIGS=("goha off" "goha on" "haproxy off" "haproxy on")
 : >"$WORK/runs"

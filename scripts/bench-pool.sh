@@ -53,45 +53,10 @@ INVOCATION="$(for v in SERVERS LOWCONN CONNS THREADS DURATION WARMUP ROUNDS NBTH
   fi
 done)scripts/bench-pool.sh"
 
-die() { echo "bench-pool: $*" >&2; exit 1; }
-for tool in wrk socat go; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-pool.XXXXXX")
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do
-    kill "$p" 2>/dev/null || true
-  done
-  for p in "${PIDS[@]}"; do
-    wait "$p" 2>/dev/null || true
-  done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-stop_pid() { # stop one process this script started
-  kill "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-  local p keep=()
-  for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-  PIDS=("${keep[@]}")
-}
-
-# free_range N: a first port below 32768 such that N consecutive ports are
-# not listened on.
-free_range() {
-  local n=$1 base used
-  used=$(ss -Htan 2>/dev/null | awk '{n=split($4,a,":"); print a[n]}' | sort -un)
-  for base in $(seq 20000 500 31000); do
-    if ! awk -v lo="$base" -v hi=$((base + n)) '$1>=lo && $1<=hi {found=1} END {exit !found}' <<<"$used"; then
-      echo "$base"
-      return
-    fi
-  done
-  die "no free port range of $n"
-}
+. "$ROOT/scripts/lib.sh"
+BENCH_NAME=bench-pool
+for tool in wrk socat go ss; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
+bench_init bench-pool
 
 echo "building..." >&2
 if [[ -z $GOHA ]]; then
@@ -151,9 +116,6 @@ snapshot() {
   echo "$act $stat"
 }
 
-# cputicks pid: user+system clock ticks the process used so far
-cputicks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }
-
 # run servers lowconn: prints
 # "rps reuse% takeovers/s takeovers/1k-req spread cpu-us/req errors per-thread"
 run() {
@@ -192,8 +154,6 @@ run() {
       printf "%s %.2f %.0f %.1f %s %s %d %s\n", rps, rate, x[1] / d, (reqs > 0 ? 1000 * x[1] / reqs : 0), spread, cpu, errs, per
     }' <<<"$before"$'\n'"$after"
 }
-
-median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) exit; if (NR % 2) print v[(NR + 1) / 2]; else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 # Even rounds run the configurations in reverse order, so that whatever
 # drifts during a round (other load, sockets in TIME_WAIT) does not always

@@ -60,42 +60,11 @@ HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 GOHA=${GOHA:-}
 SRC=${SRC:-tree}
 
-die() { echo "bench-ring: $*" >&2; exit 1; }
+. "$ROOT/scripts/lib.sh"
+BENCH_NAME=bench-ring
 for tool in wrk socat curl go ss; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 [[ -x $HAPROXY ]] || die "no HAProxy at $HAPROXY"
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-ring.XXXXXX")
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-stop_pid() { # stop one process this script started
-  kill "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-  local p keep=()
-  for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-  PIDS=("${keep[@]}")
-}
-
-# free_base N: a first port below 32768 such that N consecutive ports are
-# free for both TCP and UDP.
-free_base() {
-  local n=$1 base used
-  used=$(ss -Htuan 2>/dev/null | awk '{n=split($5,a,":"); print a[n]}' | sort -un)
-  for base in $(seq 20100 500 31600); do
-    if ! awk -v lo="$base" -v hi=$((base + n)) '$1>=lo && $1<=hi {found=1} END {exit !found}' <<<"$used"; then
-      echo "$base"
-      return
-    fi
-  done
-  die "no free port range of $n"
-}
+bench_init bench-ring
 
 echo "building..." >&2
 (cd "$ROOT" && go build -o "$WORK/ringbench" ./ring/bench/ringbench)
@@ -116,7 +85,7 @@ if [[ -z $GOHA ]]; then
 fi
 cd "$WORK"
 
-BASE=$(free_base 4)
+BASE=$(free_range 4)
 SINK_PORT=$BASE UDP_PORT=$((BASE + 1)) HTTP_PORT=$((BASE + 2)) BACKEND_PORT=$((BASE + 3))
 "$WORK/backend" -base "$BACKEND_PORT" -n 1 >"$WORK/backend.log" 2>&1 &
 PIDS+=($!)
