@@ -750,34 +750,29 @@ func (s *Server) SetMaxConn(n int) {
 // SetCheckAddr sets the address health checks go to, and the port if
 // port >= 0.
 func (s *Server) SetCheckAddr(addr string, port int) error {
-	if s.CheckState.Load()&ChkStEnabled == 0 {
-		return ErrNoCheck
-	}
 	r := s.rt()
-	r.mu.Lock()
-	if addr != "" {
-		r.checkAddr = addr
-	}
-	if port >= 0 {
-		r.checkPort = port
-	}
-	r.mu.Unlock()
-	fireServer(s, SrvEvCheck)
-	return nil
+	return s.setProbeAddr(&s.CheckState, ErrNoCheck, &r.checkAddr, &r.checkPort, addr, port)
 }
 
 // SetAgentAddr sets the agent's address, and the port if port >= 0.
 func (s *Server) SetAgentAddr(addr string, port int) error {
-	if s.AgentState.Load()&ChkStEnabled == 0 {
-		return ErrNoAgent
+	r := s.rt()
+	return s.setProbeAddr(&s.AgentState, ErrNoAgent, &r.agentAddr, &r.agentPort, addr, port)
+}
+
+// setProbeAddr changes the address (unless empty) and port (unless
+// negative) a health check or agent probes, when that probe is enabled.
+func (s *Server) setProbeAddr(state *atomic.Int32, off error, addrp *string, portp *int, addr string, port int) error {
+	if state.Load()&ChkStEnabled == 0 {
+		return off
 	}
 	r := s.rt()
 	r.mu.Lock()
 	if addr != "" {
-		r.agentAddr = addr
+		*addrp = addr
 	}
 	if port >= 0 {
-		r.agentPort = port
+		*portp = port
 	}
 	r.mu.Unlock()
 	fireServer(s, SrvEvCheck)
