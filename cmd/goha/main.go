@@ -213,6 +213,7 @@ func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, st
 	for _, err := range runtime.LoadServerStateFiles(cfg) {
 		fmt.Fprintf(stderr, "[WARNING]  (%d) : %v\n", os.Getpid(), err)
 	}
+	setSchedulerThreads(cfg.Global.NbThread, os.Getenv("GOMAXPROCS"))
 	proc := core.NewProcess(cfg)
 	if o.debug {
 		proc.LogOut = stderr
