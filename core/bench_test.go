@@ -117,3 +117,68 @@ backend be
 		roundTrip()
 	}
 }
+
+// BenchmarkProxyKeepAliveParallel is BenchmarkProxyKeepAlive with two
+// threads and one client connection per benchmark goroutine, so that the
+// threads update the same proxy and server counters at the same time.
+func BenchmarkProxyKeepAliveParallel(b *testing.B) {
+	be := rawBackend(b)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, _ := ln.(*net.TCPListener).File()
+	ln.Close()
+	defer f.Close()
+	cfgText := `
+global
+    nbthread 2
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
+    http-reuse always
+frontend fe
+    bind fd@` + strconv.Itoa(int(f.Fd())) + `
+    default_backend be
+backend be
+    server s1 ` + be + `
+`
+	d := &diag.Collector{}
+	secs := config.Parse("bench.cfg", []byte(cfgText), config.Options{}, d)
+	cfg := Build(secs, d)
+	if d.HasAlert() {
+		b.Fatalf("%v", d.All())
+	}
+	proc := NewProcess(cfg)
+	if err := proc.Run(); err != nil {
+		b.Fatal(err)
+	}
+	defer proc.Stop()
+	addr := proc.Listeners(cfg.FindProxy("fe", CapFE))[0].String()
+	req := []byte("GET / HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n")
+	want := len("HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nhello, world\n")
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 4096)
+		for pb.Next() {
+			if _, err := c.Write(req); err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := io.ReadAtLeast(c, buf, want); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
