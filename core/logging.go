@@ -198,23 +198,31 @@ func (p *Proxy) sendLog(msg []byte, level int) {
 // room for them (show info's DroppedLogs) and the messages log-forward
 // sections received (CumRecvLogs).
 func (c *Config) LogTotals() (dropped, received uint64) {
-	st := c.logs()
-	seen := map[*ring.Logger]bool{}
-	count := func(ls ring.Loggers) {
-		for _, l := range ls {
-			if !seen[l] {
-				seen[l] = true
-				dropped += l.Dropped()
-			}
-		}
-	}
-	count(st.global)
-	for _, p := range c.Proxies {
-		count(p.loggers)
-	}
-	for _, lf := range st.forwards {
-		count(lf.Loggers)
+	c.eachLogger(func(l *ring.Logger) { dropped += l.Dropped() })
+	for _, lf := range c.logs().forwards {
 		received += lf.Received()
 	}
 	return dropped, received
+}
+
+// eachLogger calls fn once for every logger of the configuration (global
+// loggers appear in every proxy that says `log global`).
+func (c *Config) eachLogger(fn func(*ring.Logger)) {
+	st := c.logs()
+	seen := map[*ring.Logger]bool{}
+	each := func(ls ring.Loggers) {
+		for _, l := range ls {
+			if !seen[l] {
+				seen[l] = true
+				fn(l)
+			}
+		}
+	}
+	each(st.global)
+	for _, p := range c.Proxies {
+		each(p.loggers)
+	}
+	for _, lf := range st.forwards {
+		each(lf.Loggers)
+	}
 }
