@@ -26,12 +26,14 @@ const demoConfig = `# goha's embedded demo configuration
 global
     stats socket %s level admin mode 600
     stats timeout 30s
+    log stdout format raw local0
 
 defaults
     mode http
     timeout connect 5s
     timeout client 30s
     timeout server 30s
+    log global
     option httplog
 
 frontend demo

@@ -67,7 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer demo.Close()
 		o.files = []string{demo.cfgPath}
-		o.debug, o.foreground = true, true
+		o.foreground = true // access logs go to stdout through the demo's `log stdout`
 	}
 	cfg, d := loadConfig(o.files)
 	pid := os.Getpid()
