@@ -35,7 +35,15 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	// A session that outlives every test's keeps the tmux server up: when
+	// a test's cleanup killed the last session, the server would exit
+	// while a parallel test starts its own ("server exited unexpectedly").
+	keeper := exec.Command("tmux", "-L", tmuxServer, "new-session", "-d", "-s", "keeper", "sleep 86400")
+	haveTmux := keeper.Run() == nil
 	code := m.Run()
+	if haveTmux {
+		exec.Command("tmux", "-L", tmuxServer, "kill-server").Run()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
