@@ -175,7 +175,9 @@ func (r *run) waitStatus(be, srv, want string, d time.Duration) view {
 	deadline := time.Now().Add(d)
 	for {
 		v := r.view(be, srv)
-		if v.Status == want {
+		// "* " before the check status: a check is running right now
+		// (HAProxy shows it so); wait for the settled view.
+		if v.Status == want && !strings.HasPrefix(v.CheckStatus, "* ") {
 			return v
 		}
 		if time.Now().After(deadline) {
