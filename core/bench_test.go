@@ -52,11 +52,9 @@ func rawBackend(tb testing.TB) string {
 	return ln.Addr().String()
 }
 
-// BenchmarkProxyKeepAlive measures one keep-alive request through the
-// whole HTTP path (accept, parse, route, pick, pooled server connection,
-// response relay) in-process; allocs/op counts every allocation of the
-// process per request, client and backend included (they allocate none).
-func BenchmarkProxyKeepAlive(b *testing.B) {
+// benchProxy runs a process with nbthread threads, one frontend and one
+// server (rawBackend), and returns the frontend's address.
+func benchProxy(b *testing.B, nbthread int) string {
 	be := rawBackend(b)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -64,10 +62,10 @@ func BenchmarkProxyKeepAlive(b *testing.B) {
 	}
 	f, _ := ln.(*net.TCPListener).File()
 	ln.Close()
-	defer f.Close()
+	b.Cleanup(func() { f.Close() })
 	cfgText := `
 global
-    nbthread 1
+    nbthread ` + strconv.Itoa(nbthread) + `
 defaults
     mode http
     timeout connect 5s
@@ -90,31 +88,46 @@ backend be
 	if err := proc.Run(); err != nil {
 		b.Fatal(err)
 	}
-	defer proc.Stop()
-	addr := proc.Listeners(cfg.FindProxy("fe", CapFE))[0].String()
-	c, err := net.Dial("tcp", addr)
+	b.Cleanup(proc.Stop)
+	return proc.Listeners(cfg.FindProxy("fe", CapFE))[0].String()
+}
+
+var (
+	benchReq     = []byte("GET / HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n")
+	benchRespLen = len("HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nhello, world\n")
+)
+
+// benchRoundTrip sends one request on c and reads its response.
+func benchRoundTrip(c net.Conn, buf []byte) error {
+	if _, err := c.Write(benchReq); err != nil {
+		return err
+	}
+	_, err := io.ReadAtLeast(c, buf, benchRespLen)
+	return err
+}
+
+// BenchmarkProxyKeepAlive measures one keep-alive request through the
+// whole HTTP path (accept, parse, route, pick, pooled server connection,
+// response relay) in-process; allocs/op counts every allocation of the
+// process per request, client and backend included (they allocate none).
+func BenchmarkProxyKeepAlive(b *testing.B) {
+	c, err := net.Dial("tcp", benchProxy(b, 1))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	req := []byte("GET / HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n")
-	want := len("HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nhello, world\n")
 	buf := make([]byte, 4096)
-	roundTrip := func() {
-		if _, err := c.Write(req); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.ReadAtLeast(c, buf, want); err != nil {
-			b.Fatal(err)
-		}
-	}
 	for i := 0; i < 100; i++ {
-		roundTrip()
+		if err := benchRoundTrip(c, buf); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		roundTrip()
+		if err := benchRoundTrip(c, buf); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -122,43 +135,7 @@ backend be
 // threads and one client connection per benchmark goroutine, so that the
 // threads update the same proxy and server counters at the same time.
 func BenchmarkProxyKeepAliveParallel(b *testing.B) {
-	be := rawBackend(b)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, _ := ln.(*net.TCPListener).File()
-	ln.Close()
-	defer f.Close()
-	cfgText := `
-global
-    nbthread 2
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 30s
-    timeout server 30s
-    http-reuse always
-frontend fe
-    bind fd@` + strconv.Itoa(int(f.Fd())) + `
-    default_backend be
-backend be
-    server s1 ` + be + `
-`
-	d := &diag.Collector{}
-	secs := config.Parse("bench.cfg", []byte(cfgText), config.Options{}, d)
-	cfg := Build(secs, d)
-	if d.HasAlert() {
-		b.Fatalf("%v", d.All())
-	}
-	proc := NewProcess(cfg)
-	if err := proc.Run(); err != nil {
-		b.Fatal(err)
-	}
-	defer proc.Stop()
-	addr := proc.Listeners(cfg.FindProxy("fe", CapFE))[0].String()
-	req := []byte("GET / HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n")
-	want := len("HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nhello, world\n")
+	addr := benchProxy(b, 2)
 	b.ReportAllocs()
 	b.SetParallelism(4)
 	b.ResetTimer()
@@ -171,11 +148,7 @@ backend be
 		defer c.Close()
 		buf := make([]byte, 4096)
 		for pb.Next() {
-			if _, err := c.Write(req); err != nil {
-				b.Error(err)
-				return
-			}
-			if _, err := io.ReadAtLeast(c, buf, want); err != nil {
+			if err := benchRoundTrip(c, buf); err != nil {
 				b.Error(err)
 				return
 			}
