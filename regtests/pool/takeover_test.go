@@ -273,28 +273,7 @@ func TestTakeoverSpreadAndReuse(t *testing.T) {
 		clients = 200
 	)
 	orig := startSlowOrigins(t, servers, time.Millisecond)
-	var cfg strings.Builder
-	fmt.Fprintf(&cfg, `
-global
-    nbthread %d
-    stats socket ${TMP}/admin.sock level admin
-defaults
-    mode http
-    http-reuse always
-    timeout connect 5s
-    timeout client 30s
-    timeout server 30s
-frontend fe
-    bind "fd@${fe}"
-    default_backend be
-backend be
-    balance roundrobin
-    default-server pool-low-conn 8 pool-purge-delay 60s
-`, threads)
-	for i, a := range orig.addrs {
-		fmt.Fprintf(&cfg, "    server s%d %s\n", i, a)
-	}
-	p := harness.Start(t, bin.Path(t, "goha"), cfg.String(), "fe")
+	p := harness.Start(t, bin.Path(t, "goha"), poolConfig(threads, "", "    default-server pool-low-conn 8 pool-purge-delay 60s\n", orig.addrs), "fe")
 	harness.WaitListening(t, p.Addrs["fe"], 5*time.Second)
 	sock := filepath.Join(p.Dir, "admin.sock")
 	for i := 0; i < 100 && !exists(sock); i++ {
@@ -425,30 +404,8 @@ backend be
 
 	const threads = 4
 	orig := startSlowOrigins(t, 20, time.Millisecond)
-	var cfg strings.Builder
-	fmt.Fprintf(&cfg, `
-global
-    nbthread %d
-    tune.pool-low-fd-ratio 20
-    tune.pool-high-fd-ratio 25
-    tune.idle-pool.shared off
-    stats socket ${TMP}/admin.sock level admin
-defaults
-    mode http
-    http-reuse always
-    timeout connect 5s
-    timeout client 30s
-    timeout server 30s
-frontend fe
-    bind "fd@${fe}"
-    default_backend be
-backend be
-    balance roundrobin
-`, threads)
-	for i, a := range orig.addrs {
-		fmt.Fprintf(&cfg, "    server s%d %s\n", i, a)
-	}
-	p := harness.Start(t, bin.Path(t, "goha"), cfg.String(), "fe")
+	global := "    tune.pool-low-fd-ratio 20\n    tune.pool-high-fd-ratio 25\n    tune.idle-pool.shared off\n"
+	p := harness.Start(t, bin.Path(t, "goha"), poolConfig(threads, global, "", orig.addrs), "fe")
 	sock := filepath.Join(p.Dir, "admin.sock")
 	for i := 0; i < 100 && !exists(sock) && !p.Exited(); i++ {
 		time.Sleep(20 * time.Millisecond)
@@ -470,4 +427,31 @@ backend be
 	if total != 0 {
 		t.Errorf("tune.idle-pool.shared off, yet %d takeovers %v", total, per)
 	}
+}
+
+// poolConfig is the configuration of the end-to-end pool tests: nbthread
+// threads, a stats socket, http-reuse always, round-robin over servers,
+// plus global and backend lines of the test's own.
+func poolConfig(threads int, global, backend string, servers []string) string {
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, `
+global
+    nbthread %d
+%s    stats socket ${TMP}/admin.sock level admin
+defaults
+    mode http
+    http-reuse always
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
+frontend fe
+    bind "fd@${fe}"
+    default_backend be
+backend be
+    balance roundrobin
+%s`, threads, global, backend)
+	for i, a := range servers {
+		fmt.Fprintf(&cfg, "    server s%d %s\n", i, a)
+	}
+	return cfg.String()
 }
