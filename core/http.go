@@ -44,24 +44,9 @@ var hconnPool = sync.Pool{New: func() any { return &hconn{} }}
 
 // srvConn is a connection to a server with its read buffer.
 type srvConn struct {
-	net.Conn
+	rawConn
 	buf *http1.Buffer
 	dl  connDeadlines
-	raw rawIO // set up when Conn is a plain TCP socket
-}
-
-func (c *srvConn) Read(p []byte) (int, error) {
-	if c.raw.rc != nil {
-		return c.raw.read(c.Conn, p)
-	}
-	return c.Conn.Read(p)
-}
-
-func (c *srvConn) Write(p []byte) (int, error) {
-	if c.raw.rc != nil {
-		return c.raw.write(c.Conn, p)
-	}
-	return c.Conn.Write(p)
 }
 
 func (c *srvConn) Close() error {
@@ -491,8 +476,8 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 			srv.observe(check.EventL4OK)
 			srv.Counters.Connect.Add(1)
 			be.BE.Connect.Add(1)
-			sc := &srvConn{Conn: nc, buf: bufPool.Get()}
-			sc.raw.initRaw(nc)
+			sc := &srvConn{rawConn: rawConn{Conn: nc}, buf: bufPool.Get()}
+			sc.io.initRaw(nc)
 			sc.buf.Reset()
 			return srv.pool.Track(sc, gen), srv, nil
 		}

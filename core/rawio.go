@@ -134,15 +134,28 @@ func rawOpError(op string, c net.Conn, err error) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
-// rawConn is a client or server TCP connection whose Read and Write go
-// through rawIO; everything else is the underlying connection's.
+// rawConn is a client or server connection whose Read and Write go
+// through rawIO once io.initRaw has accepted it (a TCP socket), and to the
+// underlying connection otherwise (TLS); everything else is the underlying
+// connection's.
 type rawConn struct {
 	net.Conn
 	io rawIO
 }
 
-func (c *rawConn) Read(p []byte) (int, error)  { return c.io.read(c.Conn, p) }
-func (c *rawConn) Write(p []byte) (int, error) { return c.io.write(c.Conn, p) }
+func (c *rawConn) Read(p []byte) (int, error) {
+	if c.io.rc == nil {
+		return c.Conn.Read(p)
+	}
+	return c.io.read(c.Conn, p)
+}
+
+func (c *rawConn) Write(p []byte) (int, error) {
+	if c.io.rc == nil {
+		return c.Conn.Write(p)
+	}
+	return c.io.write(c.Conn, p)
+}
 
 // CloseWrite half-closes the underlying TCP connection.
 func (c *rawConn) CloseWrite() error {
