@@ -664,11 +664,11 @@ func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		n, _ := pipe(sc.Conn, c, to)
+		n, _ := pipe(&sc.rawConn, c, to)
 		si.bytesIn += n
-		closeWrite(sc.Conn)
+		closeWrite(&sc.rawConn)
 	}()
-	n, _ := pipe(c, sc.Conn, to)
+	n, _ := pipe(c, &sc.rawConn, to)
 	cw.n += n
 	closeWrite(c)
 	wg.Wait()
