@@ -100,20 +100,10 @@ func (proc *Process) appendConnCounts(b []byte, si *streamInfo) []byte {
 	b = strconv.AppendInt(b, proc.curConns.Load(), 10)
 	b = append(b, '/')
 	b = strconv.AppendInt(b, si.fe.FE.Scur.Load(), 10)
-	// HAProxy logs once the stream has left its backend and server, so
-	// they no longer count it (%bc and %sc), while the frontend still does.
 	b = append(b, '/')
-	if si.be != nil {
-		b = strconv.AppendInt(b, max(si.be.BE.Scur.Load()-1, 0), 10)
-	} else {
-		b = append(b, '0')
-	}
+	b = strconv.AppendInt(b, si.beConns(), 10)
 	b = append(b, '/')
-	if si.srv != nil {
-		b = strconv.AppendInt(b, max(si.srv.Counters.Scur.Load()-1, 0), 10)
-	} else {
-		b = append(b, '0')
-	}
+	b = strconv.AppendInt(b, si.srvConns(), 10)
 	b = append(b, '/')
 	b = strconv.AppendInt(b, int64(si.retries), 10)
 	b = append(b, ' ')

@@ -920,19 +920,9 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 		case lfFeConn:
 			b = strconv.AppendInt(b, fe.FE.Scur.Load(), 10)
 		case lfBeConn:
-			// As in the httplog and tcplog lines: the stream has left its
-			// backend and server by the time HAProxy logs it.
-			if si.be != nil {
-				b = strconv.AppendInt(b, max(si.be.BE.Scur.Load()-1, 0), 10)
-			} else {
-				b = append(b, '0')
-			}
+			b = strconv.AppendInt(b, si.beConns(), 10)
 		case lfSrvConn:
-			if si.srv != nil {
-				b = strconv.AppendInt(b, max(si.srv.Counters.Scur.Load()-1, 0), 10)
-			} else {
-				b = append(b, '0')
-			}
+			b = strconv.AppendInt(b, si.srvConns(), 10)
 		case lfRetries:
 			b = strconv.AppendInt(b, int64(si.retries), 10)
 		case lfSrvQueue:

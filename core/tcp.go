@@ -31,6 +31,31 @@ type streamInfo struct {
 	keepClient  bool
 	host        []byte // request Host, valid while the request is in the buffer
 	headless    bool   // answered before a request head was parsed
+	left        bool   // the stream no longer counts in its backend and server
+}
+
+// beConns is %bc: the backend's streams other than this one, as HAProxy
+// logs once the stream has left its backend.
+func (si *streamInfo) beConns() int64 {
+	if si.be == nil {
+		return 0
+	}
+	return othersThan(si.be.BE.Scur.Load(), si.left)
+}
+
+// srvConns is %sc, counted as beConns is.
+func (si *streamInfo) srvConns() int64 {
+	if si.srv == nil {
+		return 0
+	}
+	return othersThan(si.srv.Counters.Scur.Load(), si.left)
+}
+
+func othersThan(cur int64, left bool) int64 {
+	if !left {
+		cur--
+	}
+	return max(cur, 0)
 }
 
 // connectServer assigns a server and opens a connection to it, with
@@ -103,7 +128,11 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	}
 	si.be = be
 	be.BE.SessionStart(now)
-	defer be.BE.SessionEnd()
+	defer func() {
+		if !si.left {
+			be.BE.SessionEnd()
+		}
+	}()
 	key := lb.Key{Shard: shard}
 	if be.rt.bal.NeedsKey() {
 		key.Hash, key.HasHash = sourceHash(c.RemoteAddr(), be.rt.hash), true
@@ -128,11 +157,22 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	}
 	si.srv = srv
 	srv.Counters.SessionStart(time.Now())
-	defer srv.Counters.SessionEnd()
 	srv.trackSession(shard, c)
-	defer srv.untrackSession(shard, c)
-	defer srv.releaseSlot()
-	defer sc.Close()
+	// The stream leaves its server and backend before it is logged, as in
+	// HAProxy, so that a client that waits for the log line and connects
+	// again is never counted twice. The deferred calls cover the panics.
+	leave := func() {
+		if si.left {
+			return
+		}
+		si.left = true
+		sc.Close()
+		srv.releaseSlot()
+		srv.untrackSession(shard, c)
+		srv.Counters.SessionEnd()
+		be.BE.SessionEnd()
+	}
+	defer leave()
 
 	cliTO, srvTO := fe.Timeouts.Client, be.Timeouts.Server
 	if be.Timeouts.Tunnel > 0 {
@@ -165,6 +205,7 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 		si.term = [2]byte{'s', 'D'}
 	}
 	si.tt = time.Since(now)
+	leave()
 	proc.logTCP(si)
 }
 
