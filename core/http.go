@@ -45,9 +45,19 @@ var hconnPool = sync.Pool{New: func() any { return &hconn{} }}
 // srvConn is a connection to a server with its read buffer.
 type srvConn struct {
 	rawConn
-	buf *http1.Buffer
-	dl  connDeadlines
+	buf    *http1.Buffer
+	dl     connDeadlines
+	idleAt time.Time // when it last went back to the pool
 }
+
+// quietIdle is how long a pooled server connection may have been idle and
+// still have its next request sent with deferWrite. A server that closed
+// it meanwhile normally answers the request with a reset, which wakes the
+// read; one that lingers (half-closed, reading and dropping what comes)
+// would leave the read waiting for the server timeout, so a connection
+// idle longer than servers close after is read first, which finds the
+// close at once.
+const quietIdle = 50 * time.Millisecond
 
 func (c *srvConn) Close() error {
 	err := c.Conn.Close()
@@ -323,6 +333,12 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 		// Send the head and what of the body is here; stream the rest.
 		var werr error
 		if complete {
+			// The whole request is here: it goes out with the read of
+			// the response (the client buffer and the rewritten head
+			// stay as they are until then).
+			if sc.buf.Len() == 0 && (!entry.Reused() || now.Sub(sc.idleAt) < quietIdle) {
+				sc.io.deferWrite()
+			}
 			_, werr = hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
 		} else {
 			_, werr = hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
@@ -354,13 +370,15 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			if rerr == nil {
 				si.tr = si.tr - tSent.Sub(start)
 				_ = status
+				end := time.Now()
 				if keepSrv && !srv.dynamicSNI() {
+					sc.idleAt = end
 					srv.pool.Release(shard, entry, entry.Uses() > 1)
 				} else {
 					srv.pool.Done(entry)
 				}
 				si.bytesOut = cw.n
-				si.ta = time.Since(start)
+				si.ta = end.Sub(start)
 				si.tt = si.ta
 				proc.accountHTTP(fe, be, srv, si)
 				proc.logHTTP(si)

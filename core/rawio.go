@@ -33,7 +33,12 @@ type rawIO struct {
 	wn   int
 	werr syscall.Errno
 
-	rfn, wfn func(uintptr) bool // method values, bound once
+	// A write that waits for the next read (see deferWrite): deferNext
+	// says the next write is to wait, pend holds it until then.
+	deferNext bool
+	pend      []byte
+
+	rfn, wfn, wrfn func(uintptr) bool // method values, bound once
 }
 
 // initRaw prepares raw I/O on c; false when c is not a TCP socket.
@@ -52,7 +57,9 @@ func (r *rawIO) initRaw(c net.Conn) bool {
 	if r.rfn == nil {
 		r.rfn = r.readFD
 		r.wfn = r.writeFD
+		r.wrfn = r.writeThenReadFD
 	}
+	r.deferNext, r.pend = false, nil
 	return true
 }
 
@@ -93,13 +100,63 @@ func (r *rawIO) writeFD(fd uintptr) bool {
 	return true
 }
 
+// deferWrite makes the next write wait for the read that follows it, so
+// that both happen in one read callback: the write is made after the
+// poller has been armed for the reply. A plain read arms the poller
+// first and then must try the socket once before it may sleep, since
+// readiness that arrived before the arming is forgotten; that try comes
+// back empty whenever the reply is still on its way, which for a request
+// just sent to a server is nearly always. Arming first and then sending
+// lets the read sleep at once: the reply cannot come before the request.
+//
+// The bytes handed to that write must stay unchanged until the read.
+func (r *rawIO) deferWrite() {
+	if r.rc != nil {
+		r.deferNext = true
+	}
+}
+
+// writeThenReadFD is the read callback while a deferred write is pending:
+// the first call sends it and waits; later calls read.
+func (r *rawIO) writeThenReadFD(fd uintptr) bool {
+	if r.wbuf == nil {
+		return r.readFD(fd)
+	}
+	if !r.writeFD(fd) || r.werr != 0 {
+		// The send buffer is full, or the write failed: read sorts
+		// it out outside the callback.
+		return true
+	}
+	r.wbuf = nil
+	return false
+}
+
 // read has net.Conn.Read's contract and error values.
 func (r *rawIO) read(c net.Conn, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	r.rbuf, r.rn, r.rerr, r.reof = p, 0, 0, false
-	err := r.rc.Read(r.rfn)
+	var err error
+	if r.pend != nil {
+		r.wbuf, r.wn, r.werr = r.pend, 0, 0
+		r.pend = nil
+		err = r.rc.Read(r.wrfn)
+		if err == nil && r.werr == 0 && r.wbuf != nil {
+			// Rare: the request did not fit in the socket's send
+			// buffer. Finish it, then read as usual.
+			if err = r.rc.Write(r.wfn); err == nil && r.werr == 0 {
+				err = r.rc.Read(r.rfn)
+			}
+		}
+		r.wbuf = nil
+		if err == nil && r.werr != 0 {
+			r.rbuf = nil
+			return 0, rawOpError("write", c, os.NewSyscallError("write", r.werr))
+		}
+	} else {
+		err = r.rc.Read(r.rfn)
+	}
 	r.rbuf = nil
 	switch {
 	case err != nil:
@@ -117,6 +174,23 @@ func (r *rawIO) write(c net.Conn, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if r.deferNext {
+		r.deferNext = false
+		r.pend = p
+		return len(p), nil
+	}
+	if r.pend != nil {
+		// A second write before the read: the first goes out now.
+		q := r.pend
+		r.pend = nil
+		if _, err := r.writeNow(c, q); err != nil {
+			return 0, err
+		}
+	}
+	return r.writeNow(c, p)
+}
+
+func (r *rawIO) writeNow(c net.Conn, p []byte) (int, error) {
 	r.wbuf, r.wn, r.werr = p, 0, 0
 	err := r.rc.Write(r.wfn)
 	r.wbuf = nil
