@@ -19,6 +19,10 @@ import (
 // non-blocking socket never blocks, so holding the P through it is what
 // an event loop's thread does anyway.
 //
+// The calls are recvfrom and sendto rather than read and write: on a socket
+// they do the same, without the file layer's position lock and
+// notification hooks that read and write go through.
+//
 // A rawIO serves one reader and one writer at a time (the read and write
 // halves have separate state), which is how a stream uses a connection.
 type rawIO struct {
@@ -65,7 +69,7 @@ func (r *rawIO) initRaw(c net.Conn) bool {
 
 func (r *rawIO) readFD(fd uintptr) bool {
 	for {
-		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.rbuf[0])), uintptr(len(r.rbuf)))
+		n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&r.rbuf[0])), uintptr(len(r.rbuf)), 0, 0, 0)
 		switch e {
 		case 0:
 			r.rn = int(n)
@@ -84,7 +88,7 @@ func (r *rawIO) readFD(fd uintptr) bool {
 func (r *rawIO) writeFD(fd uintptr) bool {
 	for r.wn < len(r.wbuf) {
 		p := r.wbuf[r.wn:]
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		n, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
 		switch e {
 		case 0:
 			r.wn += int(n)
