@@ -7,8 +7,10 @@
 # shared bench backend), once as it is and once with
 #     log 127.0.0.1:<sink> local0   (in global)
 #     log global + option httplog   (in defaults)
-# where <sink> is a UDP socket that socat reads and discards, so every
-# request sends one syslog datagram; with TARGET=ring the log line is
+# where <sink> is a UDP socket that ring/bench/ringbench's udpsink reads
+# and discards (SINK=socat: socat, which costs three system calls per
+# datagram instead of one, on the same two cores), so every request sends
+# one syslog datagram; with TARGET=ring the log line is
 #     log ring@r local0             (in global)
 # and a `ring r` section (format rfc5424, 1 MiB, legacy framing) forwards
 # the events to a TCP socket that socat reads and discards. Rounds interleave the four
@@ -22,6 +24,7 @@
 #
 # Usage: scripts/bench-logload.sh          (knobs are environment variables)
 #   CONNS=100 ROUNDS=3 DURATION=5 WARMUP=1 BACKENDS=8 TARGET=udp|ring
+#   SINK=udpsink|socat (TARGET=udp)
 #   GOHA=      a goha binary (default: build the committed HEAD)
 #   HAPROXY=/usr/sbin/haproxy  BACKEND_SRC=/work/shared/bench/backend
 set -euo pipefail
@@ -33,6 +36,7 @@ DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-1}
 BACKENDS=${BACKENDS:-8}
 TARGET=${TARGET:-udp}
+SINK=${SINK:-udpsink}
 GOHA=${GOHA:-}
 HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 BACKEND_SRC=${BACKEND_SRC:-/work/shared/bench/backend}
@@ -51,6 +55,7 @@ if [[ -z $GOHA ]]; then
   GOHA=$WORK/goha
 fi
 (cd "$BACKEND_SRC" && go build -o "$WORK/backend" .)
+(cd "$ROOT" && go build -o "$WORK/ringbench" ./ring/bench/ringbench)
 cd "$WORK"
 
 BASE=$(free_range $((BACKENDS + 2)) 21000)
@@ -62,8 +67,10 @@ for _ in $(seq 50); do grep -q ready "$WORK/backend.log" && break; sleep 0.1; do
 grep -q ready "$WORK/backend.log" || die "backend did not start: $(cat "$WORK/backend.log")"
 if [[ $TARGET == ring ]]; then
   socat -u "TCP-LISTEN:$SINK_PORT,bind=127.0.0.1,reuseaddr,fork" /dev/null &
-else
+elif [[ $SINK == socat ]]; then
   socat -u "UDP-RECV:$SINK_PORT,bind=127.0.0.1" /dev/null &
+else
+  "$WORK/ringbench" udpsink -listen "127.0.0.1:$SINK_PORT" -status "$WORK/sink.status" &
 fi
 PIDS+=($!)
 
@@ -151,6 +158,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 
 echo
+[[ $TARGET == udp ]] && echo "UDP sink: $SINK"
 echo "logs to $TARGET; wrk -t1 -c$CONNS, ${DURATION}s per run, $ROUNDS interleaved rounds, $BACKENDS backends (medians)"
 echo
 echo "| proxy | logs | req/s | CPU µs/req | errors |"
