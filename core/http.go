@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,7 +38,35 @@ type hconn struct {
 	reqBody, rsBody http1.Body
 	rwReq, rwResp   http1.Rewriter
 	reqLine         []byte
-	raw             rawConn // the client socket with raw reads and writes
+	raw             rawConn  // the client socket with raw reads and writes
+	sess            sessLink // the exchange's place among its server's sessions
+
+	// shutdown sessions: the exchange's server connection, and whether
+	// an operator killed the exchange (see kill).
+	srvc   atomic.Pointer[srvConn]
+	killed atomic.Bool
+
+	reqPending int // bytes of the request still at the front of the client buffer
+}
+
+// Close kills the exchange for "shutdown sessions server": as in HAProxy,
+// the server side is cut, so that the client gets a 502 (or a cut
+// response if one is under way) and its connection goes on. It runs on
+// the operator's goroutine, under the session list's lock, so it cannot
+// reach an exchange that has already left the list.
+func (hc *hconn) Close() error {
+	hc.killed.Store(true)
+	if sc := hc.srvc.Swap(nil); sc != nil {
+		sc.Conn.Close()
+	}
+	return nil
+}
+
+// keepServerConn says whether the server connection an exchange ends with: the entry's
+// unless it was killed, in which case the connection is closed already and
+// must not be pooled.
+func (hc *hconn) keepServerConn() bool {
+	return hc.srvc.Swap(nil) != nil
 }
 
 var hconnPool = sync.Pool{New: func() any { return &hconn{} }}
@@ -160,6 +189,7 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 	}
 	// A new message: forget any partial parse (the Head would resume it).
 	hc.req.Reset()
+	rearm := false
 	for {
 		if cbuf.Len() > 0 {
 			n, err := hc.req.ParseRequest(cbuf.Bytes())
@@ -173,23 +203,27 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 				fe.FE.Ereq.Add(1)
 				si.status, si.term = st, [2]byte{'P', 'R'}
 				si.headless = true
-				proc.replyError(fe, c, st, true, si)
+				proc.replyError(fe, c, st, http1.ConnClose, si)
 				return 0, false, false
 			}
 			if n > 0 {
 				return n, true, false
 			}
 		}
-		_, err := cbuf.Fill(c)
-		if err == nil && hot {
+		if rearm {
 			// The next request began: the rest of its head is under
-			// http-request's timeout.
-			hot = false
+			// http-request's timeout. Most heads arrive whole, so
+			// this is done only when one has not.
+			rearm = false
 			to := fe.Timeouts.HTTPRequest
 			if to == 0 {
 				to = fe.Timeouts.Client
 			}
 			hc.dl.armRead(c, time.Now(), to)
+		}
+		_, err := cbuf.Fill(c)
+		if err == nil && hot {
+			hot, rearm = false, true
 		}
 		if err != nil {
 			if hot && cbuf.Len() == 0 && isTimeout(err) {
@@ -207,7 +241,7 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 				fe.FE.Ereq.Add(1)
 				si.status, si.term = 408, [2]byte{'c', 'R'}
 				si.headless = true
-				proc.replyError(fe, c, 408, true, si)
+				proc.replyError(fe, c, 408, http1.ConnClose, si)
 				return 0, false, false
 			}
 			fe.FE.Ereq.Add(1)
@@ -224,6 +258,7 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 // connection may carry another one.
 func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) (keep, park bool) {
 	hc.si = streamInfo{accept: start, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
+	hc.killed.Store(false)
 	si := &hc.si
 	hlen, ok, park := proc.readRequest(fe, c, cbuf, hc, first, si)
 	if !ok {
@@ -252,7 +287,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	}
 	if be == nil {
 		si.status, si.term = 503, [2]byte{'S', 'C'}
-		proc.replyError(fe, c, 503, true, si)
+		proc.replyError(fe, c, 503, http1.ConnClose, si)
 		return false, false
 	}
 	si.be = be
@@ -290,7 +325,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	if err != nil {
 		fe.FE.Ereq.Add(1)
 		si.status, si.term = 400, [2]byte{'P', 'R'}
-		proc.replyError(fe, c, 400, true, si)
+		proc.replyError(fe, c, 400, http1.ConnClose, si)
 		return false, false
 	}
 	retryable := complete
@@ -307,7 +342,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 		}
 		if sessSrv != nil {
 			sessSrv.Counters.SessionEnd()
-			sessSrv.untrackSession(shard, c)
+			untrackSession(&hc.sess)
 		}
 	}()
 	clientKeep := req.KeepAlive() && fe.ConnMode != HTTPClose && be.ConnMode != HTTPClose
@@ -317,12 +352,13 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			e, s, es := proc.httpConnect(ctx, be, key, srv, shard, first, c, si)
 			if es != nil {
 				si.status, si.term = es.status, es.term
-				proc.replyError(fe, c, es.status, true, si)
+				proc.replyError(fe, c, es.status, http1.ConnClose, si)
 				return false, false
 			}
+			hc.srvc.Store(e.Conn)
 			if srv == nil {
 				s.Counters.SessionStart(time.Now())
-				s.trackSession(shard, c)
+				s.trackSession(shard, &hc.sess, hc)
 				sessSrv = s
 			}
 			entry, srv = e, s
@@ -349,7 +385,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				var n int64
 				n, werr = http1.Forward(sc, cbuf, c, &hc.reqBody)
 				si.bytesIn += n
-				if werr != nil && !isServerErr(werr, sc) {
+				if werr != nil && !isServerErr(werr, sc) && !hc.killed.Load() {
 					// The client went away mid-body.
 					srv.pool.Done(entry)
 					srv.Counters.CliAbrt.Add(1)
@@ -366,12 +402,13 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 		}
 		tSent = time.Now()
 		if werr == nil {
+			hc.reqPending = total
 			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, si, cw, clientKeep, total)
 			if rerr == nil {
 				si.tr = si.tr - tSent.Sub(start)
 				_ = status
 				end := time.Now()
-				if keepSrv && !srv.dynamicSNI() {
+				if keepSrv && !srv.dynamicSNI() && hc.keepServerConn() {
 					sc.idleAt = end
 					srv.pool.Release(shard, entry, entry.Uses() > 1)
 				} else {
@@ -383,6 +420,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				proc.accountHTTP(fe, be, srv, si)
 				proc.logHTTP(si)
 				return clientKeep && si.keepClient && !proc.stoppingNow(), false
+			}
+			if hc.killed.Load() {
+				srv.pool.Done(entry)
+				return proc.killedExchange(fe, be, srv, c, cbuf, hc, si, rerr, start)
 			}
 			if rerr == errStaleConn && entry.Reused() && retryable && attempt < 3 {
 				srv.pool.Done(entry)
@@ -424,21 +465,54 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				return false, false
 			}
 			si.status = st
-			proc.replyError(fe, c, st, true, si)
+			proc.replyError(fe, c, st, http1.ConnClose, si)
 			return false, false
 		}
 		// Writing to the server failed: a reused connection may have been
 		// closed by the server meanwhile; retry on a fresh one.
 		srv.pool.Done(entry)
 		entry = nil
+		if hc.killed.Load() {
+			hc.reqPending = total
+			return proc.killedExchange(fe, be, srv, c, cbuf, hc, si, werr, start)
+		}
 		if !(retryable && attempt < 3) {
 			srv.Counters.Eresp.Add(1)
 			be.BE.Eresp.Add(1)
 			si.status, si.term = 502, [2]byte{'S', 'H'}
-			proc.replyError(fe, c, 502, true, si)
+			proc.replyError(fe, c, 502, http1.ConnClose, si)
 			return false, false
 		}
 	}
+}
+
+// killedExchange ends an exchange that "shutdown sessions server" killed,
+// as HAProxy does: a 502 logged KH when no response had begun, the
+// client's connection going on if its request was read whole; a response
+// under way is cut and logged KD.
+func (proc *Process) killedExchange(fe, be *Proxy, srv *Server, c net.Conn, cbuf *http1.Buffer, hc *hconn, si *streamInfo, err error, start time.Time) (keep, park bool) {
+	srv.Counters.Eresp.Add(1)
+	be.BE.Eresp.Add(1)
+	if err == errHeadersSent || err == errClientGone {
+		si.term = [2]byte{'K', 'D'}
+		si.tt = time.Since(start)
+		proc.logHTTP(si)
+		return false, false
+	}
+	si.status, si.term = 502, [2]byte{'K', 'H'}
+	keep = hc.reqBody.Done() && hc.req.KeepAlive() && !proc.stoppingNow()
+	if keep && hc.reqPending > 0 {
+		cbuf.Discard(hc.reqPending)
+	}
+	mode := http1.ConnClose
+	if keep {
+		mode = http1.ConnNone
+		if hc.req.Flags&http1.FlagVer11 == 0 {
+			mode = http1.ConnKeepAlive
+		}
+	}
+	proc.replyError(fe, c, 502, mode, si)
+	return keep, false
 }
 
 var (
@@ -564,7 +638,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			}
 			gotAny = true
 		}
-		si.tr = time.Since(si.accept)
+		si.tr, si.gotResp = time.Since(si.accept), true
 		if resp.IsInterim() {
 			// 100-continue and other interim responses go to the client
 			// as they are; the final response follows.
@@ -575,7 +649,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			if req.Flags&http1.FlagExpect100 != 0 && !hc.reqBody.Done() {
 				if reqTotal > 0 {
 					cbuf.Discard(reqTotal)
-					reqTotal = 0
+					reqTotal, hc.reqPending = 0, 0
 				}
 				if _, err := http1.Forward(sc, cbuf, c, &hc.reqBody); err != nil {
 					return 0, false, errClientGone
@@ -588,6 +662,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 	// The request is answered: drop it from the client buffer.
 	if reqTotal > 0 {
 		cbuf.Discard(reqTotal)
+		hc.reqPending = 0
 	}
 	si.status = resp.Status
 	if st := resp.Status; st >= 500 && st != 501 && st != 505 {
@@ -759,13 +834,14 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 	return false, false
 }
 
-// replyError answers with the proxy's error page for status and logs.
-func (proc *Process) replyError(px *Proxy, c net.Conn, status int, closing bool, si *streamInfo) {
+// replyError answers with the proxy's error page for status, with the
+// Connection header that mode says, and logs.
+func (proc *Process) replyError(px *Proxy, c net.Conn, status int, mode http1.ConnValue, si *streamInfo) {
 	var b []byte
 	if r := px.errReply[status]; r != nil {
-		b = r.Bytes(http1.ConnClose)
+		b = r.Bytes(mode)
 	} else if r := http1.ErrorReply(status); r != nil {
-		b = r.Bytes(http1.ConnClose)
+		b = r.Bytes(mode)
 	}
 	if b != nil {
 		c.SetWriteDeadline(time.Now().Add(time.Second))

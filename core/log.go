@@ -174,7 +174,7 @@ func (proc *Process) logHTTP(si *streamInfo) {
 	b = append(b, '/')
 	b = appendMs(b, si.tc, si.srv != nil)
 	b = append(b, '/')
-	b = appendMs(b, si.tr, si.status > 0 && si.srv != nil)
+	b = appendMs(b, si.tr, si.gotResp)
 	b = append(b, '/')
 	b = strconv.AppendInt(b, ms(si.ta), 10)
 	b = append(b, ' ')

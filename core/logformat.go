@@ -892,10 +892,10 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 		case lfTc:
 			b = appendMsLF(b, si.tc, si.srv != nil)
 		case lfTr:
-			b = appendMsLF(b, si.tr, si.status > 0 && si.srv != nil)
+			b = appendMsLF(b, si.tr, si.gotResp)
 		case lfTd:
 			if fe.Mode == ModeHTTP {
-				b = appendMsLF(b, si.tt-si.trq-si.tw-si.tc-si.tr, si.status > 0 && si.srv != nil)
+				b = appendMsLF(b, si.tt-si.trq-si.tw-si.tc-si.tr, si.gotResp)
 			} else {
 				b = appendMsLF(b, si.tt-si.tw-si.tc, si.srv != nil)
 			}

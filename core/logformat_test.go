@@ -87,7 +87,7 @@ func httpStreams(c *Config, t testing.TB) []streamInfo {
 	mapped := &net.TCPAddr{IP: net.ParseIP("::ffff:198.51.100.9"), Port: 1}
 	return []streamInfo{
 		{accept: testAccept, client: cli, fe: fe, be: be, srv: s1, tw: 2 * time.Millisecond, tc: 3 * time.Millisecond,
-			tr: 15 * time.Millisecond, ta: 40 * time.Millisecond, tt: 40 * time.Millisecond, trq: 1 * time.Millisecond,
+			tr: 15 * time.Millisecond, gotResp: true, ta: 40 * time.Millisecond, tt: 40 * time.Millisecond, trq: 1 * time.Millisecond,
 			bytesOut: 1234, bytesIn: 56, status: 200, term: [2]byte{'-', '-'}, reqLine: []byte("GET /index.html?x=1 HTTP/1.1")},
 		{accept: testAccept.Add(999 * time.Millisecond), client: cli6, fe: fe, be: be, status: 503, term: [2]byte{'S', 'C'},
 			tt: 5 * time.Millisecond, ta: 5 * time.Millisecond, retries: 3, reqLine: []byte("POST /api HTTP/1.0")},

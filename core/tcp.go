@@ -32,6 +32,7 @@ type streamInfo struct {
 	host        []byte // request Host, valid while the request is in the buffer
 	headless    bool   // answered before a request head was parsed
 	left        bool   // the stream no longer counts in its backend and server
+	gotResp     bool   // a response head came from the server (Tr is set)
 }
 
 // beConns is %bc: the backend's streams other than this one, as HAProxy
@@ -157,7 +158,8 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	}
 	si.srv = srv
 	srv.Counters.SessionStart(time.Now())
-	srv.trackSession(shard, c)
+	var sess sessLink
+	srv.trackSession(shard, &sess, c)
 	// The stream leaves its server and backend before it is logged, as in
 	// HAProxy, so that a client that waits for the log line and connects
 	// again is never counted twice. The deferred calls cover the panics.
@@ -168,7 +170,7 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 		si.left = true
 		sc.Close()
 		srv.releaseSlot()
-		srv.untrackSession(shard, c)
+		untrackSession(&sess)
 		srv.Counters.SessionEnd()
 		be.BE.SessionEnd()
 	}

@@ -138,10 +138,20 @@ type sessionSet struct {
 	shards []sessShard // sized once, before the process serves
 }
 
+// sessShard lists one thread's streams on a server. The list is
+// intrusive (the links live in the stream's connection state) so that a
+// request adds and removes its stream without hashing or allocating.
 type sessShard struct {
-	mu    sync.Mutex // guards conns
-	conns map[io.Closer]struct{}
-	_     [40]byte // keeps shards on separate cache lines
+	mu   sync.Mutex // guards the list and every listed link's prev and next
+	head *sessLink
+	_    [48]byte // keeps shards on separate cache lines
+}
+
+// sessLink is a stream's place in its server's session list.
+type sessLink struct {
+	c          io.Closer
+	sh         *sessShard // the list it is on; nil when on none
+	prev, next *sessLink
 }
 
 func (ss *sessionSet) init(threads int) {
@@ -157,42 +167,54 @@ func (ss *sessionSet) shard(n int) *sessShard {
 	return &ss.shards[n%len(ss.shards)]
 }
 
-func (s *Server) trackSession(shard int, c io.Closer) {
+// trackSession lists l, for client connection c, among s's streams.
+func (s *Server) trackSession(shard int, l *sessLink, c io.Closer) {
 	sh := s.sessions.shard(shard)
 	if sh == nil {
 		return
 	}
+	l.c, l.sh, l.prev = c, sh, nil
 	sh.mu.Lock()
-	if sh.conns == nil {
-		sh.conns = map[io.Closer]struct{}{}
+	l.next = sh.head
+	if sh.head != nil {
+		sh.head.prev = l
 	}
-	sh.conns[c] = struct{}{}
+	sh.head = l
 	sh.mu.Unlock()
 }
 
-func (s *Server) untrackSession(shard int, c io.Closer) {
-	sh := s.sessions.shard(shard)
+// untrackSession takes l off the list it is on, if any.
+func untrackSession(l *sessLink) {
+	sh := l.sh
 	if sh == nil {
 		return
 	}
 	sh.mu.Lock()
-	delete(sh.conns, c)
+	if l.prev != nil {
+		l.prev.next = l.next
+	} else {
+		sh.head = l.next
+	}
+	if l.next != nil {
+		l.next.prev = l.prev
+	}
 	sh.mu.Unlock()
+	l.c, l.sh, l.prev, l.next = nil, nil, nil, nil
 }
 
-// killSessions closes the client connections of every stream s serves;
-// closing is done outside the locks.
+// killSessions kills every stream s serves: a tcp stream's client
+// connection is closed, an http exchange is cut on its server side (see
+// hconn.Close). The kills run under the list's lock: a stream leaves the
+// list before its connection state serves anything else, so a kill never
+// reaches the next exchange on the same client connection. Neither kind
+// of close waits.
 func (s *Server) killSessions() {
-	var list []io.Closer
 	for i := range s.sessions.shards {
 		sh := &s.sessions.shards[i]
 		sh.mu.Lock()
-		for c := range sh.conns {
-			list = append(list, c)
+		for l := sh.head; l != nil; l = l.next {
+			l.c.Close()
 		}
 		sh.mu.Unlock()
-	}
-	for _, c := range list {
-		c.Close()
 	}
 }
