@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -287,8 +286,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	}
 	if be == nil {
 		si.status, si.term = 503, [2]byte{'S', 'C'}
-		proc.replyError(fe, c, 503, http1.ConnClose, si)
-		return false, false
+		return proc.errorReply(fe, c, cbuf, hc, si, 503, hlen, req.Body == http1.BodyNone), false
 	}
 	si.be = be
 	if be != fe {
@@ -325,7 +323,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	if err != nil {
 		fe.FE.Ereq.Add(1)
 		si.status, si.term = 400, [2]byte{'P', 'R'}
-		proc.replyError(fe, c, 400, http1.ConnClose, si)
+		proc.replyError(fe, c, 400, hc.replyConn(false), si)
 		return false, false
 	}
 	retryable := complete
@@ -352,8 +350,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			e, s, es := proc.httpConnect(ctx, be, key, srv, shard, first, c, si)
 			if es != nil {
 				si.status, si.term = es.status, es.term
-				proc.replyError(fe, c, es.status, http1.ConnClose, si)
-				return false, false
+				return proc.errorReply(fe, c, cbuf, hc, si, es.status, total, complete), false
 			}
 			hc.srvc.Store(e.Conn)
 			if srv == nil {
@@ -465,8 +462,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				return false, false
 			}
 			si.status = st
-			proc.replyError(fe, c, st, http1.ConnClose, si)
-			return false, false
+			return proc.errorReply(fe, c, cbuf, hc, si, st, hc.reqPending, hc.reqBody.Done()), false
 		}
 		// Writing to the server failed: a reused connection may have been
 		// closed by the server meanwhile; retry on a fresh one.
@@ -480,10 +476,25 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			srv.Counters.Eresp.Add(1)
 			be.BE.Eresp.Add(1)
 			si.status, si.term = 502, [2]byte{'S', 'H'}
-			proc.replyError(fe, c, 502, http1.ConnClose, si)
-			return false, false
+			return proc.errorReply(fe, c, cbuf, hc, si, 502, total, hc.reqBody.Done()), false
 		}
 	}
+}
+
+// replyConn is the Connection header HAProxy's H1 layer puts on a reply
+// that a stream sends. It follows the request: "close" when the request
+// asked for it (or, in HTTP/1.0, did not ask for keep-alive) or when the
+// reply leaves its body unread; "keep-alive" for an HTTP/1.0 request that
+// asked for it; none otherwise.
+func (hc *hconn) replyConn(bodyRead bool) http1.ConnValue {
+	req := &hc.req
+	switch {
+	case !req.KeepAlive() || (req.Body != http1.BodyNone && !bodyRead):
+		return http1.ConnClose
+	case req.Flags&http1.FlagVer11 == 0:
+		return http1.ConnKeepAlive
+	}
+	return http1.ConnNone
 }
 
 // killedExchange ends an exchange that "shutdown sessions server" killed,
@@ -500,19 +511,22 @@ func (proc *Process) killedExchange(fe, be *Proxy, srv *Server, c net.Conn, cbuf
 		return false, false
 	}
 	si.status, si.term = 502, [2]byte{'K', 'H'}
-	keep = hc.reqBody.Done() && hc.req.KeepAlive() && !proc.stoppingNow()
-	if keep && hc.reqPending > 0 {
-		cbuf.Discard(hc.reqPending)
+	return proc.errorReply(fe, c, cbuf, hc, si, 502, hc.reqPending, hc.reqBody.Done()), false
+}
+
+// errorReply answers with an error page and says whether the client's
+// connection goes on, as HAProxy's does after its own replies: when the
+// request was read whole (bodyRead) and asked for no close. pending is
+// what of the request is still at the front of the client buffer, dropped
+// when the connection goes on.
+func (proc *Process) errorReply(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, si *streamInfo, status, pending int, bodyRead bool) bool {
+	mode := hc.replyConn(bodyRead)
+	keep := bodyRead && mode != http1.ConnClose && !proc.stoppingNow()
+	if keep && pending > 0 {
+		cbuf.Discard(pending)
 	}
-	mode := http1.ConnClose
-	if keep {
-		mode = http1.ConnNone
-		if hc.req.Flags&http1.FlagVer11 == 0 {
-			mode = http1.ConnKeepAlive
-		}
-	}
-	proc.replyError(fe, c, 502, mode, si)
-	return keep, false
+	proc.replyError(fe, c, status, mode, si)
+	return keep
 }
 
 var (
@@ -798,6 +812,8 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 					px.BE.Dreq.Add(1)
 				}
 				si.term = [2]byte{'P', 'R'}
+			} else {
+				si.term = [2]byte{'L', 'R'}
 			}
 			si.status = r.status
 			reply := r.reply
@@ -808,22 +824,18 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 			// Without one the connection goes on, after a deny too
 			// (HAProxy 2.6 keeps it).
 			keep := hc.req.Body == http1.BodyNone && hc.req.KeepAlive()
-			mode := http1.ConnClose
+			mode := hc.replyConn(false)
 			if keep {
-				mode = http1.ConnNone
-				if hc.req.Flags&http1.FlagVer11 == 0 {
-					mode = http1.ConnKeepAlive
-				}
 				cbuf.Discard(hlen)
 			}
 			var b []byte
 			if reply != nil {
 				b = reply.Bytes(mode)
+				si.bytesOut = int64(reply.LogSize)
 			} else {
-				b = hc.dynamicReturn(r, view, mode)
+				b, si.bytesOut = hc.dynamicReturn(r, view, mode)
 			}
 			c.Write(b)
-			si.bytesOut = int64(len(b))
 			si.tt = time.Since(si.accept)
 			si.ta = si.tt
 			si.fe.FE.Hrsp[HrspClass(r.status)].Add(1)
@@ -835,24 +847,30 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 }
 
 // replyError answers with the proxy's error page for status, with the
-// Connection header that mode says, and logs.
+// Connection header that mode says (see replyConn), and logs.
 func (proc *Process) replyError(px *Proxy, c net.Conn, status int, mode http1.ConnValue, si *streamInfo) {
 	var b []byte
-	if r := px.errReply[status]; r != nil {
+	r := px.errReply[status]
+	if r == nil {
+		r = http1.ErrorReply(status)
+	}
+	switch {
+	case si.headless && px.errReply[status] == nil:
+		// HAProxy's H1 layer answers these itself, with its built-in
+		// message as written, outside the stream whose byte count the
+		// log shows.
+		b = http1.RawError(status)
+	case r != nil:
 		b = r.Bytes(mode)
-	} else if r := http1.ErrorReply(status); r != nil {
-		b = r.Bytes(mode)
+		si.bytesOut = int64(r.LogSize)
+	}
+	if si.headless {
+		si.bytesOut = 0
 	}
 	if b != nil {
 		c.SetWriteDeadline(time.Now().Add(time.Second))
 		c.Write(b)
 		c.SetWriteDeadline(time.Time{})
-	}
-	si.bytesOut = int64(len(b))
-	if si.headless {
-		// HAProxy's H1 layer answers these itself, outside the stream
-		// whose byte count the log shows.
-		si.bytesOut = 0
 	}
 	si.tt = time.Since(si.accept)
 	si.ta = si.tt
@@ -945,28 +963,11 @@ func bytesIndexByte(b []byte, c byte) int {
 }
 
 // dynamicReturn builds the response of a return rule whose headers or body
-// are log-format expressions.
-func (hc *hconn) dynamicReturn(r *httpRule, v *reqView, mode http1.ConnValue) []byte {
+// are log-format expressions, and returns it with the size HAProxy logs
+// for it.
+func (hc *hconn) dynamicReturn(r *httpRule, v *reqView, mode http1.ConnValue) ([]byte, int64) {
 	hc.scratch = r.body.appendTo(hc.scratch[:0], v)
-	b := hc.out[:0]
-	b = append(b, "HTTP/1.1 "...)
-	b = strconv.AppendInt(b, int64(r.status), 10)
-	b = append(b, ' ')
-	b = append(b, reasonPhrase(r.status)...)
-	b = append(b, "\r\ncontent-length: "...)
-	b = strconv.AppendInt(b, int64(len(hc.scratch)), 10)
-	b = append(b, "\r\n"...)
-	if r.ctype != "" {
-		b = append(b, "content-type: "...)
-		b = append(b, r.ctype...)
-		b = append(b, "\r\n"...)
-	}
-	for _, h := range r.hdrs {
-		b = append(b, h.name...)
-		b = append(b, ": "...)
-		b = h.value.appendTo(b, v)
-		b = append(b, "\r\n"...)
-	}
+	b, fields := r.appendReturnHead(hc.out[:0], len(hc.scratch), v, true)
 	switch mode {
 	case http1.ConnClose:
 		b = append(b, "connection: close\r\n"...)
@@ -976,5 +977,6 @@ func (hc *hconn) dynamicReturn(r *httpRule, v *reqView, mode http1.ConnValue) []
 	b = append(b, "\r\n"...)
 	b = append(b, hc.scratch...)
 	hc.out = b
-	return b
+	// The status line's words: "HTTP/1.1", a 3-digit code, the reason.
+	return b, int64(http1.HTXSize(len("HTTP/1.1")+3+len(reasonPhrase(r.status)), fields, len(hc.scratch)))
 }

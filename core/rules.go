@@ -207,7 +207,8 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 			static = static && h.value.isStatic()
 		}
 		if static {
-			raw := string(r.appendReturnHead(nil, len(r.body.static))) + "\r\n" + string(r.body.static)
+			head, _ := r.appendReturnHead(nil, len(r.body.static), nil, false)
+			raw := string(head) + "\r\n" + string(r.body.static)
 			rep, err := http1.NewReply([]byte(raw))
 			if err != nil {
 				return nil, err
@@ -252,26 +253,42 @@ func reasonPhrase(code int) string {
 	return "Other"
 }
 
-// appendReturnHead writes the status line and headers of a return rule's
-// response (without the final empty line), for a body of n bytes.
-func (r *httpRule) appendReturnHead(b []byte, n int) []byte {
+// appendReturnHead writes the status line and header fields of a return
+// rule's response, without the final empty line, for a body of n bytes,
+// in HAProxy's order: the rule's hdr fields, then content-length and
+// content-type. v evaluates the hdr values (nil when they are static).
+// On the wire (wire set), a 1xx or 204 response has no content-length,
+// as HAProxy's H1 layer drops it; fields is what the fields count in
+// HAProxy's log (http1.HTXSize), where it is still counted.
+func (r *httpRule) appendReturnHead(b []byte, n int, v *reqView, wire bool) (out []byte, fields int) {
 	b = append(b, "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(r.status), 10)
 	b = append(b, ' ')
 	b = append(b, reasonPhrase(r.status)...)
-	b = append(b, "\r\ncontent-length: "...)
-	b = strconv.AppendInt(b, int64(n), 10)
 	b = append(b, "\r\n"...)
+	for _, h := range r.hdrs {
+		b = append(b, h.name...)
+		b = append(b, ": "...)
+		at := len(b)
+		b = h.value.appendTo(b, v)
+		fields += len(h.name) + len(b) - at
+		b = append(b, "\r\n"...)
+	}
+	at := len(b)
+	b = strconv.AppendInt(b, int64(n), 10)
+	fields += len("content-length") + len(b) - at
+	if wire && http1.BodylessStatus(r.status) {
+		b = b[:at]
+	} else {
+		b = append(b[:at], "content-length: "...)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, "\r\n"...)
+	}
 	if r.ctype != "" {
 		b = append(b, "content-type: "...)
 		b = append(b, r.ctype...)
 		b = append(b, "\r\n"...)
+		fields += len("content-type") + len(r.ctype)
 	}
-	for _, h := range r.hdrs {
-		b = append(b, h.name...)
-		b = append(b, ": "...)
-		b = append(b, h.value.static...)
-		b = append(b, "\r\n"...)
-	}
-	return b
+	return b, fields
 }

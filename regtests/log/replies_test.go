@@ -1,0 +1,204 @@
+//go:build regtest
+
+package log
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"goha/regtests/internal/bin"
+	"goha/regtests/internal/harness"
+)
+
+// A reply that the proxy makes itself (an error page, a deny, a return
+// rule) is compared with HAProxy 2.6's byte for byte, with whether the
+// connection stays open after it and with its log line, whose byte count
+// HAProxy takes from its internal form of the message, not from the wire.
+var replyRequests = []string{
+	"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+	"GET / HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n\r\n",
+	"GET / HTTP/1.0\r\nHost: x\r\n\r\n",
+	"GET /deny HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET /deny HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n\r\n",
+	"GET /deny HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+	"POST /deny HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab",
+	"GET /r HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET /r2 HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET /r3 HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET /lf/abc HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET /reset HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET /reset HTTP/1.0\r\nHost: x\r\n\r\n",
+	"GET /reset HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n\r\n",
+	"GET /\x01 HTTP/1.1\r\nHost: x\r\n\r\n",
+}
+
+// resetOrigin reads a request and closes without answering.
+func resetOrigin(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Read(make([]byte, 4096))
+			c.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+type replySeen struct {
+	wire   string
+	closed bool
+	log    string
+}
+
+func runReplies(t *testing.T, prog, reset string) []replySeen {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	cfg := fmt.Sprintf(`
+global
+    log %s format raw local0
+defaults
+    mode http
+    log global
+    option httplog
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind "fd@${fe}"
+    http-request deny if { path /deny }
+    http-request return status 200 content-type text/plain string hi if { path /r }
+    http-request return status 200 content-type text/plain string hi hdr x-a b hdr x-c d if { path /r2 }
+    http-request return status 204 if { path /r3 }
+    http-request return status 200 content-type text/plain lf-string "p=%%[path]" hdr x-p "%%[path]" if { path_beg /lf }
+    use_backend reset if { path /reset }
+    default_backend none
+backend none
+    server h1 127.0.0.1:1 disabled
+backend reset
+    server r1 %s
+`, pc.LocalAddr(), reset)
+	p := harness.Start(t, prog, cfg, "fe")
+	var out []replySeen
+	buf := make([]byte, 4096)
+	for _, r := range replyRequests {
+		c, err := net.Dial("tcp", p.Addrs["fe"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, r)
+		var seen replySeen
+		seen.wire, err = readOneResponse(bufio.NewReader(c))
+		if err != nil {
+			t.Fatalf("%s: %q: %v (got %q)", prog, r, err, seen.wire)
+		}
+		// Closed after the reply, or kept for the next request?
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		_, err = c.Read(make([]byte, 1))
+		seen.closed = err != nil && !isTimeout(err)
+		c.Close()
+		pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, _, err := pc.ReadFrom(buf)
+		if err != nil {
+			t.Fatalf("%s: no log line for %q", prog, r)
+		}
+		seen.log = strings.TrimRight(string(buf[:n]), "\n")
+		out = append(out, seen)
+	}
+	return out
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
+
+// readOneResponse reads a response head and its Content-Length body.
+func readOneResponse(br *bufio.Reader) (string, error) {
+	var head bytes.Buffer
+	cl := 0
+	for {
+		l, err := br.ReadString('\n')
+		head.WriteString(l)
+		if err != nil {
+			return head.String(), err
+		}
+		if l == "\r\n" {
+			break
+		}
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(k, "content-length") {
+			cl, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	body := make([]byte, cl)
+	_, err := io.ReadFull(br, body)
+	return head.String() + string(body), err
+}
+
+// logRest drops what of a log line differs between runs: the client's
+// address, the date, the total time, and %ac/%fc, which may still count
+// the previous request's connection.
+var (
+	logPrefix = regexp.MustCompile(`^\S+ \[[^\]]+\] `)
+	logTotal  = regexp.MustCompile(`(/-?\d+)/\d+ (\d{3} )`)
+	logConns  = regexp.MustCompile(` [12]/[12]/(\d+/\d+/\d+ )`)
+)
+
+func logRest(l string) string {
+	l = logPrefix.ReplaceAllString(l, "")
+	l = logTotal.ReplaceAllString(l, "$1/T $2")
+	return logConns.ReplaceAllString(l, " A/F/$1")
+}
+
+func TestRepliesAgainstHAProxy(t *testing.T) {
+	haproxy := bin.HAProxy(t)
+	reset := resetOrigin(t)
+	// Both run at once: most requests wait a second to see that the
+	// connection stays open.
+	var got, want []replySeen
+	t.Run("run", func(t *testing.T) {
+		t.Run("goha", func(t *testing.T) {
+			t.Parallel()
+			got = runReplies(t, bin.Path(t, "goha"), reset)
+		})
+		t.Run("haproxy", func(t *testing.T) {
+			t.Parallel()
+			want = runReplies(t, haproxy, reset)
+		})
+	})
+	if t.Failed() {
+		return
+	}
+	for i, r := range replyRequests {
+		g, w := got[i], want[i]
+		if g.wire != w.wire {
+			t.Errorf("%q: goha sent\n%q\nHAProxy sent\n%q", r, g.wire, w.wire)
+		}
+		if g.closed != w.closed {
+			t.Errorf("%q: goha closed the connection after the reply: %v, HAProxy: %v", r, g.closed, w.closed)
+		}
+		if logRest(g.log) != logRest(w.log) {
+			t.Errorf("%q: goha logged\n%s\nHAProxy logged\n%s", r, g.log, w.log)
+		}
+	}
+}
