@@ -138,17 +138,19 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 		clientIP = a.Unmap()
 	}
 	accepted := cs.start
-	for {
-		keep, park := proc.httpExchange(ctx, fe, c, cbuf, hc, cs.shard, !cs.notFirst, clientIP, accepted)
-		if park && proc.parkHTTP(cs, hc.idleLeft) {
-			return true
+	return hc.raw.io.runSession(func() bool {
+		for {
+			keep, park := proc.httpExchange(ctx, fe, c, cbuf, hc, cs.shard, !cs.notFirst, clientIP, accepted)
+			if park && proc.parkHTTP(cs, hc.idleLeft) {
+				return true
+			}
+			if !keep || proc.stoppingNow() {
+				return false
+			}
+			cs.notFirst = true
+			accepted = time.Now()
 		}
-		if !keep || proc.stoppingNow() {
-			return false
-		}
-		cs.notFirst = true
-		accepted = time.Now()
-	}
+	})
 }
 
 // parkHTTP hands an idle keep-alive connection to the parker. left is the
@@ -752,6 +754,10 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 
 // tunnel relays bytes both ways after a protocol upgrade.
 func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *srvConn, si *streamInfo, cw *countWriter) {
+	// The client is read from another goroutine below.
+	if rc, ok := c.(*rawConn); ok {
+		rc.io.leaveSession()
+	}
 	if cbuf.Len() > 0 {
 		sc.Write(cbuf.Bytes())
 		cbuf.Reset()

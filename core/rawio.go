@@ -2,6 +2,7 @@ package core
 
 import (
 	"io"
+	"iter"
 	"net"
 	"os"
 	"syscall"
@@ -43,6 +44,123 @@ type rawIO struct {
 	pend      []byte
 
 	rfn, wfn, wrfn func(uintptr) bool // method values, bound once
+
+	sess readSession
+}
+
+// A read session runs a client connection's request loop inside a single
+// read callback, the loop being a coroutine (iter.Pull) that the callback
+// resumes. Waiting for data is then returning false from that callback:
+// the poller sleeps until the socket is readable, without the attempt
+// every fresh read must make first (the poller forgets readiness from
+// before a read starts; within one read it remembers everything since).
+// Between keep-alive requests that attempt nearly always came back empty:
+// one system call (about 1.2 us here) replaced by a coroutine switch
+// (about 70 ns).
+//
+// Everything in the session runs on the coroutine except the waiting, and
+// only one goroutine at a time runs, so the fields need no lock. The
+// session ends when the loop ends or leaves it (a tunnel reads the client
+// from another goroutine), or when the wait fails (deadline, close); the
+// loop then goes on outside, with ordinary reads.
+type readSession struct {
+	active  bool    // reads go through the session
+	mustTry bool    // the socket may hold data whose readiness was consumed
+	leaving bool    // the loop asked to leave the session
+	fd      uintptr // valid while active
+	err     error   // why the session's wait ended, for the waiting read
+	yield   func(struct{}) bool
+}
+
+// runSession runs loop in a read session when r has raw access, and
+// directly otherwise; it returns loop's result.
+func (r *rawIO) runSession(loop func() bool) bool {
+	if r.rc == nil {
+		return loop()
+	}
+	s := &r.sess
+	*s = readSession{}
+	var result bool
+	next, stop := iter.Pull(func(yield func(struct{}) bool) {
+		s.yield = yield
+		result = loop()
+	})
+	defer stop()
+	s.active, s.mustTry = true, true
+	err := r.rc.Read(func(fd uintptr) bool {
+		s.fd = fd
+		if _, more := next(); !more || s.leaving {
+			return true
+		}
+		return false
+	})
+	s.active, s.fd = false, 0
+	s.err = err
+	// The loop goes on (or learns why the wait ended) outside.
+	for {
+		if _, more := next(); !more {
+			return result
+		}
+	}
+}
+
+// wait hands control to the session's callback until the socket is
+// readable, or the session has ended.
+func (s *readSession) wait() error {
+	if !s.yield(struct{}{}) {
+		return net.ErrClosed
+	}
+	s.mustTry = true
+	if !s.active {
+		if err := s.err; err != nil {
+			s.err = nil
+			return err
+		}
+	}
+	return nil
+}
+
+// leaveSession ends the read session, if one is running; the caller goes
+// on outside it.
+func (r *rawIO) leaveSession() {
+	s := &r.sess
+	if !s.active {
+		return
+	}
+	s.leaving = true
+	s.yield(struct{}{})
+	s.leaving = false
+}
+
+// sessionRead is read inside a session. A read that came back short
+// drained the socket, so the next one may wait first: new data wakes it.
+func (r *rawIO) sessionRead(c net.Conn, p []byte) (int, error) {
+	s := &r.sess
+	for {
+		if !s.mustTry {
+			if err := s.wait(); err != nil {
+				return 0, rawOpError("read", c, err)
+			}
+			if !s.active {
+				return r.read(c, p)
+			}
+		}
+		n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, s.fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
+		switch e {
+		case 0:
+			s.mustTry = int(n) == len(p)
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return int(n), nil
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			s.mustTry = false
+			continue
+		}
+		return 0, rawOpError("read", c, os.NewSyscallError("read", e))
+	}
 }
 
 // initRaw prepares raw I/O on c; false when c is not a TCP socket.
@@ -222,8 +340,11 @@ type rawConn struct {
 }
 
 func (c *rawConn) Read(p []byte) (int, error) {
-	if c.io.rc == nil {
+	switch {
+	case c.io.rc == nil:
 		return c.Conn.Read(p)
+	case c.io.sess.active && len(p) > 0:
+		return c.io.sessionRead(c.Conn, p)
 	}
 	return c.io.read(c.Conn, p)
 }
