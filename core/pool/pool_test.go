@@ -360,6 +360,29 @@ func TestGetPreference(t *testing.T) {
 	}
 }
 
+// A first request in always mode that finds no safe connection it may
+// take (the only one is a sibling's, below pool-low-conn) takes an idle
+// one, as HAProxy's connect_server does, rather than dialling.
+func TestGetAlwaysFallsBackToIdle(t *testing.T) {
+	p := newSet(t, Options{Threads: 2})
+	s := newServer(t, p, settings(func(st *Settings) { st.Mode = ReuseAlways; st.LowConn = 10 }))
+	safe, idle := track(t, s), track(t, s)
+	s.Release(1, safe, true)
+	s.Release(0, idle, false)
+	if e := s.Get(0, 0); e != idle {
+		t.Fatalf("first request in always mode got %v, want the thread's idle connection", e)
+	}
+	// Aggressive mode never gives an idle connection to a first request.
+	p2 := newSet(t, Options{Threads: 2})
+	s2 := newServer(t, p2, settings(func(st *Settings) { st.Mode = ReuseAggressive; st.LowConn = 10 }))
+	safe2, idle2 := track(t, s2), track(t, s2)
+	s2.Release(1, safe2, true)
+	s2.Release(0, idle2, false)
+	if e := s2.Get(0, 0); e != nil {
+		t.Fatalf("first request in aggressive mode got an idle connection")
+	}
+}
+
 func TestTakeoverGate(t *testing.T) {
 	var fds atomic.Int64
 	p := newSet(t, Options{Threads: 2, UsedFDs: func() int { return int(fds.Load()) }, LowFDs: 1000})

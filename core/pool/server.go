@@ -108,31 +108,41 @@ func (s *Server[C]) Get(thread int, f Flags) *Entry[C] {
 	if s.idle.Load() <= 0 {
 		return nil
 	}
-	var wantSafe bool
+	// HAProxy's order (connect_server): a later request of a session takes
+	// an idle connection, else a safe one; a first request takes a safe
+	// one in aggressive and always modes, and in always mode falls back to
+	// an idle one.
+	fdShort := f&FDShort != 0
+	var e *Entry[C]
 	switch {
 	case s.st.Mode == ReuseNever:
 		return nil
 	case f&NotFirst != 0:
-		wantSafe = false
-	case s.st.Mode >= ReuseAggressive && s.safeNb.Load() > 0:
-		wantSafe = true
-	case s.st.Mode == ReuseAlways && s.idleNb.Load() > 0:
-		wantSafe = false
-	default:
-		return nil
-	}
-
-	e := s.getOwn(thread, wantSafe)
-	if e == nil {
-		e = s.takeover(thread, wantSafe, f&FDShort != 0)
-		if e == nil {
-			return nil
+		e = s.find(thread, false, fdShort)
+	case s.st.Mode >= ReuseAggressive:
+		if s.safeNb.Load() > 0 {
+			e = s.find(thread, true, fdShort)
 		}
+		if e == nil && s.st.Mode == ReuseAlways && s.idleNb.Load() > 0 {
+			e = s.find(thread, false, fdShort)
+		}
+	}
+	if e == nil {
+		return nil
 	}
 	s.useConn()
 	s.reused.Add(1)
 	e.uses++
 	return e
+}
+
+// find takes a connection of the wanted kind from the thread's own lists,
+// else from a sibling's.
+func (s *Server[C]) find(thread int, wantSafe, fdShort bool) *Entry[C] {
+	if e := s.getOwn(thread, wantSafe); e != nil {
+		return e
+	}
+	return s.takeover(thread, wantSafe, fdShort)
 }
 
 // popForLocked takes the warmest candidate from sh: the wanted list,
