@@ -178,6 +178,8 @@ func startLogging(proc *Process) error {
 		go lf.ListenAndServe(ctx)
 	}
 	proc.OnStop(func() {
+		// What UDP targets still gather goes out before the rings stop.
+		proc.Conf.eachLogger(func(l *ring.Logger) { l.Flush() })
 		cancel()
 		st.reg.Wait()
 	})

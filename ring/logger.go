@@ -90,6 +90,7 @@ type Logger struct {
 	mu       sync.Mutex   // guards following fields
 	conn     net.Conn     // TargetUDP, TargetUnixgram
 	raw      *dgramSender // conn's non-blocking sender, nil where there is none
+	batch    *udpBatcher  // TargetUDP's gathering sender, nil where there is none
 	lastDial time.Time
 }
 
@@ -457,7 +458,10 @@ func (l *Logger) Open(reg *Registry) error {
 		if err != nil {
 			return &ConfigError{Msg: "cannot reach log server '" + l.Target.Raw + "': " + err.Error()}
 		}
-		l.conn, l.raw = c, newDgramSender(c)
+		l.conn, l.batch = c, newUDPBatcher(c, &l.dropped)
+		if l.batch == nil {
+			l.raw = newDgramSender(c)
+		}
 	case TargetUnixgram:
 		l.mu.Lock()
 		l.dialLocked()
@@ -500,10 +504,24 @@ func (l *Logger) dialLocked() {
 	}
 }
 
-// Close releases the logger's socket.
+// Flush sends the lines a UDP target is still gathering.
+func (l *Logger) Flush() {
+	l.mu.Lock()
+	b := l.batch
+	l.mu.Unlock()
+	if b != nil {
+		b.flushNow()
+	}
+}
+
+// Close releases the logger's socket, after sending what it gathered.
 func (l *Logger) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.batch != nil {
+		l.batch.close()
+		l.batch = nil
+	}
 	if l.conn != nil {
 		err := l.conn.Close()
 		l.conn, l.raw = nil, nil
@@ -547,9 +565,11 @@ func (l *Logger) Send(m *Meta, msg []byte) {
 		if l.conn == nil && l.Target.Kind == TargetUnixgram && time.Since(l.lastDial) >= time.Second {
 			l.dialLocked()
 		}
-		c, raw := l.conn, l.raw
+		c, raw, batch := l.conn, l.raw, l.batch
 		l.mu.Unlock()
-		if c != nil {
+		if batch != nil {
+			batch.add(line)
+		} else if c != nil {
 			var err error
 			if raw != nil {
 				err = raw.send(line)
