@@ -50,15 +50,8 @@ type udpBatcher struct {
 // newUDPBatcher starts the sender of a connected UDP socket; nil when c
 // offers no raw access.
 func newUDPBatcher(c net.Conn, dropped *atomic.Uint64) *udpBatcher {
-	if sysSendmmsg == 0 {
-		return nil
-	}
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawAccess(c)
+	if sysSendmmsg == 0 || rc == nil {
 		return nil
 	}
 	b := &udpBatcher{

@@ -26,14 +26,23 @@ type rawWriter struct {
 	errno syscall.Errno
 }
 
-// newRawWriter returns nil when c offers no raw access.
-func newRawWriter(c net.Conn) *rawWriter {
+// rawAccess returns c's raw descriptor access, nil when it has none.
+func rawAccess(c net.Conn) syscall.RawConn {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return nil
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
+		return nil
+	}
+	return rc
+}
+
+// newRawWriter returns nil when c offers no raw access.
+func newRawWriter(c net.Conn) *rawWriter {
+	rc := rawAccess(c)
+	if rc == nil {
 		return nil
 	}
 	w := &rawWriter{rc: rc}
@@ -142,12 +151,8 @@ func (c *dgramCall) send(fd uintptr) bool {
 
 // newDgramSender returns nil when c offers no raw access.
 func newDgramSender(c net.Conn) *dgramSender {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawAccess(c)
+	if rc == nil {
 		return nil
 	}
 	return &dgramSender{rc: rc}

@@ -167,10 +167,8 @@ backend be
 	if !regexp.MustCompile(`^<142>\w{3} [ \d]\d \d\d:\d\d:\d\d \S+ haproxy\[\d+\]: 127\.0\.0\.1:\d+ .*"GET /udp HTTP/1\.1"\n?$`).Match(buf[:n]) {
 		t.Fatalf("UDP rfc3164 line: %q", buf[:n])
 	}
-	cmd := exec.Command("socat", "stdio", "unix-connect:"+filepath.Join(p.Dir, "s.sock"))
-	cmd.Stdin = strings.NewReader("show events buf\n")
-	out, _ := cmd.CombinedOutput()
-	if !strings.Contains(string(out), `"GET /udp HTTP/1.1"`) {
+	out, _ := harness.Socket(filepath.Join(p.Dir, "s.sock"), "show events buf")
+	if !strings.Contains(out, `"GET /udp HTTP/1.1"`) {
 		t.Fatalf("show events buf:\n%s", out)
 	}
 }
@@ -274,14 +272,12 @@ log-forward lf
 `, port, stuck)
 	p := harness.Start(t, bin.Path(t, "goha"), cfg)
 	info := func() map[string]string {
-		cmd := exec.Command("socat", "stdio", "unix-connect:"+filepath.Join(p.Dir, "s.sock"))
-		cmd.Stdin = strings.NewReader("show info\n")
-		out, err := cmd.CombinedOutput()
+		out, err := harness.Socket(filepath.Join(p.Dir, "s.sock"), "show info")
 		m := map[string]string{}
 		if err != nil {
 			return m // not listening yet: callers retry
 		}
-		for _, l := range strings.Split(string(out), "\n") {
+		for _, l := range strings.Split(out, "\n") {
 			if k, v, ok := strings.Cut(l, ": "); ok {
 				m[k] = v
 			}

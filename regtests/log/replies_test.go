@@ -43,22 +43,10 @@ var replyRequests = []string{
 
 // resetOrigin reads a request and closes without answering.
 func resetOrigin(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Read(make([]byte, 4096))
-			c.Close()
-		}
-	}()
-	return ln.Addr().String()
+	return harness.TCPServer(t, func(c net.Conn) {
+		c.Read(make([]byte, 4096))
+		c.Close()
+	})
 }
 
 type replySeen struct {
@@ -156,17 +144,23 @@ func readOneResponse(br *bufio.Reader) (string, error) {
 }
 
 // logRest drops what of a log line differs between runs: the client's
-// address, the date, the total time, and %ac/%fc, which may still count
-// the previous request's connection.
+// address, the date, the timers' values (whether each is -1, unset, is
+// kept), and %ac/%fc, which may still count the previous request's
+// connection.
 var (
 	logPrefix = regexp.MustCompile(`^\S+ \[[^\]]+\] `)
-	logTotal  = regexp.MustCompile(`(/-?\d+)/\d+ (\d{3} )`)
+	logTimers = regexp.MustCompile(` -?\d+/-?\d+/-?\d+/-?\d+/-?\d+ `)
+	logTimer  = regexp.MustCompile(`\d+`)
 	logConns  = regexp.MustCompile(` [12]/[12]/(\d+/\d+/\d+ )`)
 )
 
 func logRest(l string) string {
 	l = logPrefix.ReplaceAllString(l, "")
-	l = logTotal.ReplaceAllString(l, "$1/T $2")
+	// The first such field is the timers; the second, the counters.
+	if m := logTimers.FindStringIndex(l); m != nil {
+		ts := strings.ReplaceAll(logTimer.ReplaceAllString(l[m[0]:m[1]], "N"), "-N", "-1")
+		l = l[:m[0]] + ts + l[m[1]:]
+	}
 	return logConns.ReplaceAllString(l, " A/F/$1")
 }
 

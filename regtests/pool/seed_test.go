@@ -18,13 +18,7 @@ import (
 // cli runs one command through socat, as an operator would.
 func cli(t *testing.T, sock, cmd string) string {
 	t.Helper()
-	c := exec.Command("socat", "stdio", "unix-connect:"+sock)
-	c.Stdin = strings.NewReader(cmd + "\n")
-	out, err := c.CombinedOutput()
-	if err != nil {
-		t.Fatalf("socat %q: %v\n%s", cmd, err, out)
-	}
-	return string(out)
+	return harness.MustSocket(t, sock, cmd)
 }
 
 // TestSetServerAddrFlushesIdleConnections replays the runtime API session

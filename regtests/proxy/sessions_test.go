@@ -16,18 +16,6 @@ import (
 	"goha/regtests/internal/harness"
 )
 
-// socatCmd runs one stats-socket command through socat.
-func socatCmd(t *testing.T, sock, cmd string) string {
-	t.Helper()
-	c := exec.Command("socat", "stdio", "unix-connect:"+sock)
-	c.Stdin = strings.NewReader(cmd + "\n")
-	out, err := c.CombinedOutput()
-	if err != nil {
-		t.Fatalf("socat %q: %v\n%s", cmd, err, out)
-	}
-	return string(out)
-}
-
 // TestShutdownSessionsServer: "shutdown sessions server" closes the client
 // connections of every stream the server serves, in tcp and http mode,
 // and leaves the other server's streams alone.
@@ -36,21 +24,7 @@ func TestShutdownSessionsServer(t *testing.T) {
 		t.Skip("socat is not installed")
 	}
 	echo := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() { defer c.Close(); io.Copy(c, c) }()
-			}
-		}()
-		return ln.Addr().String()
+		return harness.TCPServer(t, func(c net.Conn) { defer c.Close(); io.Copy(c, c) })
 	}
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
@@ -124,8 +98,8 @@ backend httpbe
 			io.WriteString(hc, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
 			waitScur(t, sock, "httpbe", "h1", 1)
 
-			socatCmd(t, sock, "shutdown sessions server tcpbe/s1")
-			socatCmd(t, sock, "shutdown sessions server httpbe/h1")
+			harness.MustSocket(t, sock, "shutdown sessions server tcpbe/s1")
+			harness.MustSocket(t, sock, "shutdown sessions server httpbe/h1")
 			closed := func(c net.Conn) bool {
 				c.SetReadDeadline(time.Now().Add(3 * time.Second))
 				_, err := c.Read(make([]byte, 64))
@@ -183,7 +157,7 @@ func isNetTimeout(err error) bool {
 // statFields returns show stat's fields for be/srv.
 func statFields(t *testing.T, sock, be, srv string) []string {
 	t.Helper()
-	for _, l := range strings.Split(socatCmd(t, sock, "show stat"), "\n") {
+	for _, l := range strings.Split(harness.MustSocket(t, sock, "show stat"), "\n") {
 		f := strings.Split(l, ",")
 		if len(f) > 20 && f[0] == be && f[1] == srv {
 			return f

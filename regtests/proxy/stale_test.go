@@ -21,46 +21,33 @@ import (
 // a lingering close (half-close, then read and drop whatever comes for a
 // while, as Apache and nginx do). The body names the connection.
 func closingOrigin(t *testing.T, idle time.Duration, linger bool) (string, *atomic.Int32) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	var conns atomic.Int32
-	go func() {
+	addr := harness.TCPServer(t, func(c net.Conn) {
+		id := conns.Add(1)
+		defer c.Close()
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
+			if idle > 0 {
+				c.SetReadDeadline(time.Now().Add(idle))
 			}
-			id := conns.Add(1)
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					if idle > 0 {
-						c.SetReadDeadline(time.Now().Add(idle))
-					}
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						break
-					}
-					io.Copy(io.Discard, req.Body)
-					body := fmt.Sprintf("conn%d", id)
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-					if idle == 0 {
-						break
-					}
-				}
-				if linger {
-					c.(*net.TCPConn).CloseWrite()
-					c.SetReadDeadline(time.Now().Add(3 * time.Second))
-					io.Copy(io.Discard, c)
-				}
-			}()
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				break
+			}
+			io.Copy(io.Discard, req.Body)
+			body := fmt.Sprintf("conn%d", id)
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			if idle == 0 {
+				break
+			}
 		}
-	}()
-	return ln.Addr().String(), &conns
+		if linger {
+			c.(*net.TCPConn).CloseWrite()
+			c.SetReadDeadline(time.Now().Add(3 * time.Second))
+			io.Copy(io.Discard, c)
+		}
+	})
+	return addr, &conns
 }
 
 // A pooled server connection that its server closed while idle is never

@@ -255,19 +255,17 @@ listen l
 		h := harness.Start(t, prog, cfg, "fe")
 		harness.WaitListening(t, h.Addrs["fe"], 3*time.Second)
 		sock := filepath.Join(h.Dir, "s.sock")
-		var out []byte
+		var out string
 		for i := 0; i < 50; i++ {
-			c := exec.Command("socat", "stdio", "unix-connect:"+sock)
-			c.Stdin = strings.NewReader("show servers state l\n")
-			out, _ = c.CombinedOutput()
-			if strings.Contains(string(out), "plain") {
+			out, _ = harness.Socket(sock, "show servers state l")
+			if strings.Contains(out, "plain") {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 		// srv_use_ssl is the 21st column.
 		want := map[string]string{"plain": "0", "tls": "1", "notls": "-1"}
-		for _, ln := range strings.Split(string(out), "\n") {
+		for _, ln := range strings.Split(out, "\n") {
 			f := strings.Fields(ln)
 			if len(f) >= 21 {
 				if w, ok := want[f[3]]; ok {

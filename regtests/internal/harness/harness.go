@@ -260,3 +260,44 @@ func ReadResponse(br *bufio.Reader, method string) (*http.Response, string, erro
 	resp.Body.Close()
 	return resp, string(b), err
 }
+
+// Socket runs one stats-socket command through socat, as an operator
+// would, and returns the reply; err is socat's (e.g. nothing listening
+// yet).
+func Socket(sock, cmd string) (string, error) {
+	c := exec.Command("socat", "stdio", "unix-connect:"+sock)
+	c.Stdin = strings.NewReader(cmd + "\n")
+	out, err := c.CombinedOutput()
+	return string(out), err
+}
+
+// MustSocket is Socket for a socket that must answer.
+func MustSocket(t testing.TB, sock, cmd string) string {
+	t.Helper()
+	out, err := Socket(sock, cmd)
+	if err != nil {
+		t.Fatalf("socat %q: %v\n%s", cmd, err, out)
+	}
+	return out
+}
+
+// TCPServer accepts connections on a loopback port until the test ends,
+// each served by handle on its own goroutine, and returns the address.
+func TCPServer(t testing.TB, handle func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go handle(c)
+		}
+	}()
+	return ln.Addr().String()
+}
