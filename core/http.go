@@ -364,6 +364,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			si.srv = srv
 		}
 		sc := entry.Conn
+		if sc.buf == nil {
+			sc.buf = bufPool.Get()
+			sc.buf.Reset()
+		}
 		sc.dl.armBoth(sc, now, be.Timeouts.Server)
 		// Send the head and what of the body is here; stream the rest.
 		var werr error
@@ -409,6 +413,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				end := time.Now()
 				if keepSrv && !srv.dynamicSNI() && hc.keepServerConn() {
 					sc.idleAt = end
+					// An idle connection holds no buffer: the next
+					// request takes a warm one from the pool.
+					bufPool.Put(sc.buf)
+					sc.buf = nil
 					srv.pool.Release(shard, entry, entry.Uses() > 1)
 				} else {
 					srv.pool.Done(entry)
@@ -584,9 +592,8 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 			srv.observe(check.EventL4OK)
 			srv.Counters.Connect.Add(1)
 			be.BE.Connect.Add(1)
-			sc := &srvConn{rawConn: rawConn{Conn: nc}, buf: bufPool.Get()}
+			sc := &srvConn{rawConn: rawConn{Conn: nc}}
 			sc.io.initRaw(nc)
-			sc.buf.Reset()
 			return srv.pool.Track(sc, gen), srv, nil
 		}
 		srv.observe(check.EventL4Err)
