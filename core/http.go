@@ -27,10 +27,9 @@ var bufPool = http1.NewBufferPool(16384)
 
 // hconn is a client connection's reusable state.
 type hconn struct {
-	scratch         []byte     // evaluated rule values
-	out             []byte     // responses built by return rules
-	si              streamInfo // the exchange being served
-	cw              countWriter
+	scratch         []byte        // evaluated rule values
+	out             []byte        // responses built by return rules
+	si              streamInfo    // the exchange being served
 	dl              connDeadlines // client connection
 	idleLeft        time.Duration // keep-alive time left when parking
 	req, resp       http1.Head
@@ -94,18 +93,6 @@ func (c *srvConn) Close() error {
 		c.buf = nil
 	}
 	return err
-}
-
-// clientWriter counts bytes written to the client.
-type countWriter struct {
-	w net.Conn
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 type errStatus struct {
@@ -266,6 +253,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 		return false, park
 	}
 	req := &hc.req
+	// HAProxy counts a request as it enters, before any rule.
+	si.bytesIn = int64(req.HTXSize())
 	now := time.Now()
 	si.trq = now.Sub(start)
 	hc.reqLine = appendReqLine(hc.reqLine[:0], req)
@@ -291,13 +280,14 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 		return proc.errorReply(fe, c, cbuf, hc, si, 503, hlen, req.Body == http1.BodyNone), false
 	}
 	si.be = be
+	// The stream belongs to the backend from here, its rules included.
+	be.BE.SessionStart(now)
+	defer be.BE.SessionEnd()
 	if be != fe {
 		if done, keep := proc.applyReqRules(be, be.reqRules, &view, hc, c, cbuf, hlen, si); done {
 			return keep, false
 		}
 	}
-	be.BE.SessionStart(now)
-	defer be.BE.SessionEnd()
 	be.BE.Request(now)
 
 	// Outgoing request head.
@@ -332,8 +322,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 
 	var entry *pool.Entry[*srvConn]
 	var srv *Server
-	hc.cw = countWriter{w: c}
-	cw := &hc.cw
+	cw := c
 	// sessSrv is the server whose session this exchange opened.
 	var sessSrv *Server
 	defer func() {
@@ -347,6 +336,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	}()
 	clientKeep := req.KeepAlive() && fe.ConnMode != HTTPClose && be.ConnMode != HTTPClose
 	var tSent time.Time
+	bodyCounted := false
 	for attempt := 0; ; attempt++ {
 		if entry == nil {
 			e, s, es := proc.httpConnect(ctx, be, key, srv, shard, first, c, si)
@@ -385,10 +375,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				// The body is under the client timeout, not http-request's.
 				hc.dl.armRead(c, time.Now(), fe.Timeouts.Client)
 				cbuf.Discard(total)
-				var n int64
-				n, werr = http1.Forward(sc, cbuf, c, &hc.reqBody)
-				si.bytesIn += n
+				_, werr = http1.Forward(sc, cbuf, c, &hc.reqBody)
 				if werr != nil && !isServerErr(werr, sc) && !hc.killed.Load() {
+					si.bytesIn += hc.reqBody.Data
 					// The client went away mid-body.
 					srv.pool.Done(entry)
 					srv.Counters.CliAbrt.Add(1)
@@ -404,6 +393,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			}
 		}
 		tSent = time.Now()
+		if werr == nil && !bodyCounted {
+			si.bytesIn += hc.reqBody.Data
+			bodyCounted = true
+		}
 		if werr == nil {
 			hc.reqPending = total
 			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, si, cw, clientKeep, total)
@@ -421,7 +414,6 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				} else {
 					srv.pool.Done(entry)
 				}
-				si.bytesOut = cw.n
 				si.ta = end.Sub(start)
 				si.tt = si.ta
 				proc.accountHTTP(fe, be, srv, si)
@@ -564,6 +556,11 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 			if err == errQueueTimeout {
 				return nil, nil, &errStatus{503, [2]byte{'s', 'Q'}}
 			}
+			// HAProxy counts a backend without a usable server as a
+			// connection error of the backend's own.
+			if err == errNoServer {
+				be.BE.Econ.Add(1)
+			}
 			return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
 		}
 		srv = s
@@ -629,7 +626,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 
 // relayResponse reads the server's response and forwards it to the client.
 // It returns whether the server connection may be pooled.
-func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Server, entry *pool.Entry[*srvConn], c net.Conn, cbuf *http1.Buffer, hc *hconn, req *http1.Head, si *streamInfo, cw *countWriter, clientKeep bool, reqTotal int) (int, bool, error) {
+func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Server, entry *pool.Entry[*srvConn], c net.Conn, cbuf *http1.Buffer, hc *hconn, req *http1.Head, si *streamInfo, cw net.Conn, clientKeep bool, reqTotal int) (int, bool, error) {
 	sc := entry.Conn
 	sbuf := sc.buf
 	resp := &hc.resp
@@ -668,6 +665,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			if _, err := cw.Write(sbuf.Bytes()[:hlen]); err != nil {
 				return 0, false, errClientGone
 			}
+			si.bytesOut += int64(resp.HTXSize())
 			sbuf.Discard(hlen)
 			if req.Flags&http1.FlagExpect100 != 0 && !hc.reqBody.Done() {
 				if reqTotal > 0 {
@@ -688,6 +686,8 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 		hc.reqPending = 0
 	}
 	si.status = resp.Status
+	// Counted as it came, before the response rules.
+	respSize := int64(resp.HTXSize())
 	if st := resp.Status; st >= 500 && st != 501 && st != 505 {
 		srv.observe(check.EventHTTPStatus)
 	} else {
@@ -724,6 +724,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 	si.keepClient = keepClient
 	hc.rwResp.SetConnection(resp, http1.ConnForResponse(resp, req, keepClient))
 	hc.rsBody.Init(resp)
+	defer func() { si.bytesOut += respSize + hc.rsBody.Data }()
 	total, complete, err := http1.Complete(sbuf.Bytes(), hlen, &hc.rsBody)
 	if err != nil {
 		return 0, false, err
@@ -760,7 +761,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 }
 
 // tunnel relays bytes both ways after a protocol upgrade.
-func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *srvConn, si *streamInfo, cw *countWriter) {
+func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *srvConn, si *streamInfo, cw net.Conn) {
 	// The client is read from another goroutine below.
 	if rc, ok := c.(*rawConn); ok {
 		rc.io.leaveSession()
@@ -789,7 +790,7 @@ func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 		closeWrite(&sc.rawConn)
 	}()
 	n, _ := pipe(c, &sc.rawConn, to)
-	cw.n += n
+	si.bytesOut += n
 	closeWrite(c)
 	wg.Wait()
 }
@@ -851,7 +852,7 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 			c.Write(b)
 			si.tt = time.Since(si.accept)
 			si.ta = si.tt
-			si.fe.FE.Hrsp[HrspClass(r.status)].Add(1)
+			si.countLocalReply(r.status)
 			proc.logHTTP(si)
 			return true, keep && (reply == nil || !reply.ForceClose)
 		}
@@ -887,11 +888,22 @@ func (proc *Process) replyError(px *Proxy, c net.Conn, status int, mode http1.Co
 	}
 	si.tt = time.Since(si.accept)
 	si.ta = si.tt
-	si.fe.FE.Hrsp[HrspClass(status)].Add(1)
-	if si.be != nil && si.be != si.fe {
-		si.be.BE.Hrsp[HrspClass(status)].Add(1)
-	}
+	si.countLocalReply(status)
 	proc.logHTTP(si)
+}
+
+// countLocalReply counts a reply the proxy made itself in the frontend's
+// counters, and the backend's once the stream has one, bytes included.
+func (si *streamInfo) countLocalReply(status int) {
+	cl := HrspClass(status)
+	si.fe.FE.Hrsp[cl].Add(1)
+	si.fe.FE.Bin.Add(si.bytesIn)
+	si.fe.FE.Bout.Add(si.bytesOut)
+	if be := si.be; be != nil && be != si.fe {
+		be.BE.Hrsp[cl].Add(1)
+		be.BE.Bin.Add(si.bytesIn)
+		be.BE.Bout.Add(si.bytesOut)
+	}
 }
 
 func (proc *Process) accountHTTP(fe, be *Proxy, srv *Server, si *streamInfo) {

@@ -149,6 +149,7 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 			si.term = [2]byte{'s', 'Q'}
 		case errNoServer:
 			si.term = [2]byte{'S', 'C'}
+			be.BE.Econ.Add(1)
 		default:
 			si.term = [2]byte{'S', 'C'}
 		}

@@ -14,6 +14,7 @@ type Body struct {
 	Kind   BodyKind
 	Remain int64 // BodyLength: bytes still to come; BodyChunked: bytes left in the current chunk's data
 	N      int64 // bytes of body (framing included) scanned so far, for byte counters
+	Data   int64 // bytes of payload scanned so far (chunk framing and trailers aside)
 
 	// MaxLine bounds a chunk-size line and the whole trailer block; zero
 	// means DefaultMaxHTX. HAProxy bounds them by its buffer.
@@ -83,12 +84,14 @@ func (b *Body) Scan(p []byte) (n int, done bool, err error) {
 		}
 		b.Remain -= int64(n)
 		b.N += int64(n)
+		b.Data += int64(n)
 		b.done = b.Remain == 0
 		return n, b.done, nil
 	case BodyChunked:
 		return b.scanChunked(p)
 	case BodyUntilClose, BodyTunnel:
 		b.N += int64(len(p))
+		b.Data += int64(len(p))
 		return len(p), false, nil
 	}
 	b.done = true
@@ -130,6 +133,7 @@ func (b *Body) scanChunked(p []byte) (int, bool, error) {
 			}
 			i += k
 			b.Remain -= int64(k)
+			b.Data += int64(k)
 			if b.Remain == 0 {
 				b.st = csDataCR
 			}

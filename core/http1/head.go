@@ -258,6 +258,33 @@ func (h *Head) Field(i int) (name, value []byte) {
 // duplicates, Content-Length beside Transfer-Encoding) or by Del.
 func (h *Head) Deleted(i int) bool { return h.fields[i].drop }
 
+// HTXSize is the size HAProxy 2.6 counts for this message's head in its
+// byte counters and logs (see HTXSize): the start line's three words and
+// each live field's name and value, Connection fields aside (HAProxy's H1
+// layer turns them into flags). Call it before rules change the head:
+// HAProxy counts a message as it enters.
+func (h *Head) HTXSize() int {
+	words := len(h.Version())
+	if h.resp {
+		words += len(h.StatusBytes()) + len(h.Reason())
+	} else {
+		words += len(h.MethodBytes()) + len(h.URI())
+	}
+	fields := 0
+	for i := range h.fields {
+		f := &h.fields[i]
+		if f.drop {
+			continue
+		}
+		name := f.name.of(h.buf)
+		if eqFold(name, "connection") {
+			continue
+		}
+		fields += len(name) + len(f.value.of(h.buf))
+	}
+	return HTXSize(words, fields, 0)
+}
+
 // Index returns the index of the first live field named name (any case) at
 // or after from, or -1. Loop with `for i := h.Index(n, 0); i >= 0; i =
 // h.Index(n, i+1)` to see every occurrence, as hdr() and hdr_beg() need.

@@ -26,7 +26,7 @@ import (
 // (quote, hex, escape), a global flag (%o), sample fetches with a
 // converter, separators that collapse, and %%.
 var lfFields = []string{
-	"%ci", "%cp", "[%tr]", "%ft", "%b/%s", "%TR/%Tw/%Tc/%Tr/%Ta", "%ST", "%B", "%CC", "%CS", "%tsc",
+	"%ci", "%cp", "[%tr]", "%ft", "%b/%s", "%TR/%Tw/%Tc/%Tr/%Ta", "%ST", "%B", "%U", "%CC", "%CS", "%tsc",
 	"%ac/%fc/%bc/%sc/%rc", "%sq/%bq", "%hr %hs %{+Q}r", "%HM", "%HU", "%HP", "%HQ", "%HV",
 	"%{+Q}[method]", "%[src]", "%[status]", "%[fe_name]/%[be_name]/%[srv_name]", "%[method,lower]",
 	"%{+Q}b", "%{+X}ci", "%{+X}cp", "%pid", "%H", "100%%", "%{+Q,+E}HU", "%Ts", "%ms", "%Tt",
@@ -64,9 +64,6 @@ var lfMasks = map[string]*regexp.Regexp{
 	"%ac/%fc/%bc/%sc/%rc": regexp.MustCompile(`^[12]/[12]/0/0/0$`),
 	// Checked against each process's own pid below.
 	"%pid": regexp.MustCompile(`^\d+$`),
-	// The response head goha relays is not HAProxy's byte for byte (header
-	// rewriting belongs to the HTTP layer, not to logging).
-	"%B": regexp.MustCompile(`^\d+$`),
 }
 
 var httpReqs = []string{

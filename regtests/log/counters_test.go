@@ -1,0 +1,113 @@
+//go:build regtest
+
+package log
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"goha/regtests/internal/bin"
+	"goha/regtests/internal/harness"
+)
+
+// The traffic counters show stat gives after the same requests, goha's
+// against HAProxy 2.6's: forwarded requests with and without a body, and
+// replies the proxy makes itself (no server, denies in the frontend and in
+// the backend, a return rule). HAProxy counts bytes in its internal form
+// of each message (the log's %B and %U likewise), and counts a stream in a
+// backend as soon as it is switched to it.
+var counterFields = []string{
+	"stot", "bin", "bout", "dreq", "dresp", "ereq", "econ", "eresp",
+	"hrsp_1xx", "hrsp_2xx", "hrsp_3xx", "hrsp_4xx", "hrsp_5xx", "hrsp_other", "lbtot",
+}
+
+var counterRequests = []string{
+	"GET /fwd HTTP/1.1\r\nHost: x\r\n\r\n",
+	"POST /fwd HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+	"GET /missing HTTP/1.1\r\nHost: x\r\nUser-Agent: test\r\n\r\n",
+	"GET /none HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET /deny HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET /bedeny HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET /r HTTP/1.1\r\nHost: x\r\n\r\n",
+}
+
+func runCounters(t *testing.T, prog, origin string) map[string]map[string]string {
+	cfg := fmt.Sprintf(`
+global
+    stats socket ${TMP}/s.sock level admin
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind "fd@${fe}"
+    http-request deny if { path /deny }
+    http-request return status 200 content-type text/plain string hi if { path /r }
+    use_backend none if { path /none }
+    use_backend bedeny if { path /bedeny }
+    default_backend be
+backend be
+    server s1 %s
+backend none
+    server n1 127.0.0.1:1 disabled
+backend bedeny
+    http-request deny
+    server d1 %s
+`, origin, origin)
+	p := harness.Start(t, prog, cfg, "fe")
+	for _, r := range counterRequests {
+		c, err := net.Dial("tcp", p.Addrs["fe"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c.Write([]byte(r))
+		if _, err := readOneResponse(bufio.NewReader(c)); err != nil {
+			t.Fatalf("%s: %q: %v", prog, r, err)
+		}
+		c.Close()
+	}
+	sock := filepath.Join(p.Dir, "s.sock")
+	// The last connection's stream may still be ending.
+	time.Sleep(200 * time.Millisecond)
+	out := harness.MustSocket(t, sock, "show stat")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	head := strings.Split(strings.TrimPrefix(lines[0], "# "), ",")
+	rows := map[string]map[string]string{}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		row := map[string]string{}
+		for i, name := range head {
+			if i < len(f) {
+				row[name] = f[i]
+			}
+		}
+		rows[f[0]+"/"+f[1]] = row
+	}
+	return rows
+}
+
+func TestCountersAgainstHAProxy(t *testing.T) {
+	haproxy := bin.HAProxy(t)
+	o := testOrigin(t)
+	got := runCounters(t, bin.Path(t, "goha"), o.Addr)
+	want := runCounters(t, haproxy, o.Addr)
+	for key, w := range want {
+		g, ok := got[key]
+		if !ok {
+			t.Errorf("goha has no show stat row %s", key)
+			continue
+		}
+		for _, f := range counterFields {
+			if g[f] != w[f] {
+				t.Errorf("%s %s: goha %q, HAProxy %q", key, f, g[f], w[f])
+			}
+		}
+	}
+}
