@@ -283,12 +283,12 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	// The stream belongs to the backend from here, its rules included.
 	be.BE.SessionStart(now)
 	defer be.BE.SessionEnd()
+	be.BE.Request(now)
 	if be != fe {
 		if done, keep := proc.applyReqRules(be, be.reqRules, &view, hc, c, cbuf, hlen, si); done {
 			return keep, false
 		}
 	}
-	be.BE.Request(now)
 
 	// Outgoing request head.
 	srvMode := http1.ConnNone
@@ -828,6 +828,12 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 				si.term = [2]byte{'P', 'R'}
 			} else {
 				si.term = [2]byte{'L', 'R'}
+				// Counted where the rule is, as in HAProxy.
+				if px == si.fe {
+					px.FE.Intercepted.Add(1)
+				} else {
+					px.BE.Intercepted.Add(1)
+				}
 			}
 			si.status = r.status
 			reply := r.reply

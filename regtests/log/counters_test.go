@@ -18,12 +18,13 @@ import (
 // The traffic counters show stat gives after the same requests, goha's
 // against HAProxy 2.6's: forwarded requests with and without a body, and
 // replies the proxy makes itself (no server, denies in the frontend and in
-// the backend, a return rule). HAProxy counts bytes in its internal form
+// the backend, return rules in both). HAProxy counts bytes in its internal form
 // of each message (the log's %B and %U likewise), and counts a stream in a
 // backend as soon as it is switched to it.
 var counterFields = []string{
 	"stot", "bin", "bout", "dreq", "dresp", "ereq", "econ", "eresp",
 	"hrsp_1xx", "hrsp_2xx", "hrsp_3xx", "hrsp_4xx", "hrsp_5xx", "hrsp_other", "lbtot",
+	"req_tot", "intercepted", "cli_abrt", "srv_abrt", "wretr", "wredis", "connect", "reuse",
 }
 
 var counterRequests = []string{
@@ -34,6 +35,7 @@ var counterRequests = []string{
 	"GET /deny HTTP/1.1\r\nHost: x\r\n\r\n",
 	"GET /bedeny HTTP/1.1\r\nHost: x\r\n\r\n",
 	"GET /r HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET /ber HTTP/1.1\r\nHost: x\r\n\r\n",
 }
 
 func runCounters(t *testing.T, prog, origin string) map[string]map[string]string {
@@ -51,6 +53,7 @@ frontend fe
     http-request return status 200 content-type text/plain string hi if { path /r }
     use_backend none if { path /none }
     use_backend bedeny if { path /bedeny }
+    use_backend beret if { path /ber }
     default_backend be
 backend be
     server s1 %s
@@ -59,7 +62,10 @@ backend none
 backend bedeny
     http-request deny
     server d1 %s
-`, origin, origin)
+backend beret
+    http-request return status 200 content-type text/plain string be
+    server r1 %s
+`, origin, origin, origin)
 	p := harness.Start(t, prog, cfg, "fe")
 	for _, r := range counterRequests {
 		c, err := net.Dial("tcp", p.Addrs["fe"])
