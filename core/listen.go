@@ -252,6 +252,8 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
 	fe.FE.SessionStart(now)
 	fe.FE.Conn(now)
 	l.bind.Counters.SessionStart(now)
+	proc.global.Conn(now)
+	proc.global.SessionStart(now)
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
@@ -280,6 +282,7 @@ func (proc *Process) endConn(cs *connState) {
 	cs.c.Close()
 	cs.l.fe.FE.SessionEnd()
 	cs.l.bind.Counters.SessionEnd()
+	proc.global.SessionEnd()
 	proc.release()
 	proc.streams.Done()
 }

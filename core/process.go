@@ -38,13 +38,19 @@ type Process struct {
 	// routes it. It must not keep the slice.
 	LogSink func(fe *Proxy, msg []byte)
 
-	pools        *pool.Set[*srvConn]
-	lmu          sync.Mutex // guards listeners
-	listeners    []*listener
-	active       sync.WaitGroup // accept loops
-	streams      sync.WaitGroup // client connections being served
-	curConns     atomic.Int64
-	globalMax    atomic.Int64
+	pools     *pool.Set[*srvConn]
+	lmu       sync.Mutex // guards listeners
+	listeners []*listener
+	active    sync.WaitGroup // accept loops
+	streams   sync.WaitGroup // client connections being served
+	curConns  atomic.Int64
+	globalMax atomic.Int64
+	// global counts every accepted connection, stats-socket ones
+	// included, for show info's CumConns and rate maxima; its ReqTot
+	// counts the stats-socket streams only (the HTTP requests are the
+	// frontends', summed when read, which keeps them off a line every
+	// thread would write per request).
+	global       Counters
 	connFreed    chan struct{}
 	softStopping atomic.Bool
 	checks       *check.Scheduler
@@ -65,6 +71,21 @@ func NewProcess(cfg *Config) *Process {
 	}
 	return &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{}), connFreed: make(chan struct{}, 1)}
 }
+
+// CountAdminConn counts a stats-socket connection among the process's
+// connections and streams, as HAProxy counts its CLI's: show info's
+// CumConns and CumReq include them.
+func (p *Process) CountAdminConn() {
+	now := time.Now()
+	p.global.Conn(now)
+	p.global.SessionStart(now)
+	p.global.Request(now)
+	p.global.SessionEnd()
+}
+
+// GlobalCounters returns the process-wide counters (see the field's
+// comment).
+func (p *Process) GlobalCounters() *Counters { return &p.global }
 
 // OnStop registers fn to run when the process stops.
 func (p *Process) OnStop(fn func()) {

@@ -46,16 +46,20 @@ func infoValues(p *core.Process, float bool) []infoValue {
 		t = Totals()
 	} else {
 		now := time.Now()
+		g := p.GlobalCounters()
+		t.CumConns = g.ConnTot.Load()
+		t.CumReq = g.ReqTot.Load() // stats-socket streams; requests below
+		t.MaxConnRate, t.MaxSessRate = g.ConnRateMax.Load(), g.SessRateMax.Load()
 		for _, px := range conf.Proxies {
 			if px.IsFrontend() {
 				t.CurrConns += px.FE.Scur.Load()
-				t.CumConns += px.FE.ConnTot.Load()
 				t.CumReq += px.FE.ReqTot.Load()
 				t.ConnRate += px.FE.ConnR.Rate(now)
 				t.SessRate += px.FE.SessRate.Rate(now)
 				t.Listeners += int64(len(px.Binds))
 			}
 		}
+		t.Listeners += int64(len(conf.Global.StatsSockets))
 		d, r := conf.LogTotals()
 		t.DroppedLogs, t.CumRecvLogs = int64(d), int64(r)
 	}

@@ -382,6 +382,7 @@ func (s *Server) acceptLoop(si *socketInfo) {
 		}
 		ses := s.newSession(c, si)
 		s.conns[c] = ses
+		s.proc.CountAdminConn()
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {

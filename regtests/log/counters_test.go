@@ -96,8 +96,19 @@ backend beret
 		}
 		rows[f[0]+"/"+f[1]] = row
 	}
+	// show info's process-wide counts, stats-socket connections
+	// included (this one and the one above).
+	info := map[string]string{}
+	for _, l := range strings.Split(harness.MustSocket(t, sock, "show info"), "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok {
+			info[k] = v
+		}
+	}
+	rows["show info"] = info
 	return rows
 }
+
+var infoFields = []string{"CumConns", "CumReq", "Listeners", "CurrConns"}
 
 func TestCountersAgainstHAProxy(t *testing.T) {
 	haproxy := bin.HAProxy(t)
@@ -110,7 +121,11 @@ func TestCountersAgainstHAProxy(t *testing.T) {
 			t.Errorf("goha has no show stat row %s", key)
 			continue
 		}
-		for _, f := range counterFields {
+		fields := counterFields
+		if key == "show info" {
+			fields = infoFields
+		}
+		for _, f := range fields {
 			if g[f] != w[f] {
 				t.Errorf("%s %s: goha %q, HAProxy %q", key, f, g[f], w[f])
 			}
