@@ -1060,18 +1060,26 @@ func (c *Config) HardMaxConn() int {
 	if c.Global.MaxConn > 0 {
 		return c.Global.MaxConn
 	}
-	return defaultMaxConn()
+	listeners := len(c.Global.StatsSockets)
+	for _, p := range c.Proxies {
+		if p.IsFrontend() {
+			listeners += len(p.Binds)
+		}
+	}
+	return defaultMaxConn(listeners)
 }
 
-// defaultMaxConn is HAProxy's maxconn when none is configured: what the
-// descriptor limit allows, two descriptors per connection after a small
-// reserve (with ulimit -n 20000 HAProxy 2.6 reports 9986).
-func defaultMaxConn() int {
+// defaultMaxConn is HAProxy 2.6's maxconn when none is configured: two
+// descriptors per connection out of what the descriptor limit leaves
+// after a reserve of 26 and one per listener (stats sockets included).
+// With ulimit -n 20000 HAProxy reports 9986 for 1 or 2 listeners, 9985
+// for 3 or 4, 9984 for 5 or 6.
+func defaultMaxConn(listeners int) int {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur < 100 {
 		return 4096
 	}
-	n := (int(min(rl.Cur, 1<<24)) - 28) / 2
+	n := (int(min(rl.Cur, 1<<24)) - 26 - listeners) / 2
 	if n < 1 {
 		return 4096
 	}

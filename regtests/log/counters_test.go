@@ -55,6 +55,9 @@ frontend fe
     use_backend bedeny if { path /bedeny }
     use_backend beret if { path /ber }
     default_backend be
+frontend idle
+    bind "fd@${idle}"
+    default_backend be
 backend be
     server s1 %s
 backend none
@@ -66,7 +69,7 @@ backend beret
     http-request return status 200 content-type text/plain string be
     server r1 %s
 `, origin, origin, origin)
-	p := harness.Start(t, prog, cfg, "fe")
+	p := harness.Start(t, prog, cfg, "fe", "idle")
 	for _, r := range counterRequests {
 		c, err := net.Dial("tcp", p.Addrs["fe"])
 		if err != nil {
@@ -108,7 +111,8 @@ backend beret
 	return rows
 }
 
-var infoFields = []string{"CumConns", "CumReq", "Listeners", "CurrConns"}
+// Maxconn is HAProxy's default, which depends on the listeners.
+var infoFields = []string{"CumConns", "CumReq", "Listeners", "CurrConns", "Maxconn", "Hard_maxconn"}
 
 func TestCountersAgainstHAProxy(t *testing.T) {
 	haproxy := bin.HAProxy(t)
