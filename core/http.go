@@ -578,6 +578,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 	} else if e := srv.pool.Get(shard, fl); e != nil {
 		srv.Counters.Reuse.Add(1)
 		be.BE.Reuse.Add(1)
+		si.connected = true
 		return e, srv, nil
 	}
 	for attempt := 0; ; attempt++ {
@@ -591,6 +592,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 			be.BE.Connect.Add(1)
 			sc := &srvConn{rawConn: rawConn{Conn: nc}}
 			sc.io.initRaw(nc)
+			si.connected = true
 			return srv.pool.Track(sc, gen), srv, nil
 		}
 		srv.observe(check.EventL4Err)

@@ -890,14 +890,14 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 		case lfTw:
 			b = appendMsLF(b, si.tw, si.srv != nil || si.term[1] == 'Q')
 		case lfTc:
-			b = appendMsLF(b, si.tc, si.srv != nil)
+			b = appendMsLF(b, si.tc, si.connected)
 		case lfTr:
 			b = appendMsLF(b, si.tr, si.gotResp)
 		case lfTd:
 			if fe.Mode == ModeHTTP {
 				b = appendMsLF(b, si.tt-si.trq-si.tw-si.tc-si.tr, si.gotResp)
 			} else {
-				b = appendMsLF(b, si.tt-si.tw-si.tc, si.srv != nil)
+				b = appendMsLF(b, si.tt-si.tw-si.tc, si.connected)
 			}
 		case lfTa:
 			b = strconv.AppendInt(b, ms(si.ta), 10)

@@ -86,14 +86,14 @@ func httpStreams(c *Config, t testing.TB) []streamInfo {
 	cli6 := &net.TCPAddr{IP: net.ParseIP("2001:db8::1"), Port: 443}
 	mapped := &net.TCPAddr{IP: net.ParseIP("::ffff:198.51.100.9"), Port: 1}
 	return []streamInfo{
-		{accept: testAccept, client: cli, fe: fe, be: be, srv: s1, tw: 2 * time.Millisecond, tc: 3 * time.Millisecond,
+		{accept: testAccept, client: cli, fe: fe, be: be, srv: s1, tw: 2 * time.Millisecond, tc: 3 * time.Millisecond, connected: true,
 			tr: 15 * time.Millisecond, gotResp: true, ta: 40 * time.Millisecond, tt: 40 * time.Millisecond, trq: 1 * time.Millisecond,
 			bytesOut: 1234, bytesIn: 56, status: 200, term: [2]byte{'-', '-'}, reqLine: []byte("GET /index.html?x=1 HTTP/1.1")},
 		{accept: testAccept.Add(999 * time.Millisecond), client: cli6, fe: fe, be: be, status: 503, term: [2]byte{'S', 'C'},
 			tt: 5 * time.Millisecond, ta: 5 * time.Millisecond, retries: 3, reqLine: []byte("POST /api HTTP/1.0")},
 		{accept: testAccept, client: mapped, fe: fe, status: -1, term: [2]byte{'C', 'R'}},
 		{accept: testAccept, client: cli, fe: fe, be: be, srv: s1, status: -1, term: [2]byte{'C', 'D'},
-			tw: 0, tc: 1 * time.Millisecond, tt: 7 * time.Millisecond, reqLine: []byte("PUT /up HTTP/1.1")},
+			tw: 0, tc: 1 * time.Millisecond, connected: true, tt: 7 * time.Millisecond, reqLine: []byte("PUT /up HTTP/1.1")},
 	}
 }
 
@@ -102,7 +102,7 @@ func tcpStreams(c *Config, t testing.TB) []streamInfo {
 	t1 := be.FindServer("t1")
 	cli := &net.TCPAddr{IP: net.ParseIP("203.0.113.4"), Port: 5555}
 	return []streamInfo{
-		{accept: testAccept, client: cli, fe: fe, be: be, srv: t1, tw: 0, tc: 2 * time.Millisecond, tt: 1500 * time.Millisecond,
+		{accept: testAccept, client: cli, fe: fe, be: be, srv: t1, tw: 0, tc: 2 * time.Millisecond, connected: true, tt: 1500 * time.Millisecond,
 			bytesOut: 987654, bytesIn: 12, term: [2]byte{'-', '-'}},
 		{accept: testAccept, client: cli, fe: fe, be: be, term: [2]byte{'s', 'Q'}, tw: 5 * time.Second, tt: 5 * time.Second},
 		{accept: testAccept, client: cli, fe: fe, be: be, srv: t1, retries: 2, term: [2]byte{'S', 'C'}, tc: 9 * time.Millisecond, tt: 2 * time.Second},

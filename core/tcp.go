@@ -33,6 +33,7 @@ type streamInfo struct {
 	headless    bool   // answered before a request head was parsed
 	left        bool   // the stream no longer counts in its backend and server
 	gotResp     bool   // a response head came from the server (Tr is set)
+	connected   bool   // a server connection was established (Tc is set)
 }
 
 // beConns is %bc: the backend's streams other than this one, as HAProxy
@@ -79,6 +80,7 @@ func (proc *Process) connectServer(ctx context.Context, be *Proxy, key lb.Key, c
 			srv.observe(check.EventL4OK)
 			srv.Counters.Connect.Add(1)
 			be.BE.Connect.Add(1)
+			si.connected = true
 			return c, srv, nil
 		}
 		srv.observe(check.EventL4Err)

@@ -290,3 +290,63 @@ func checkConfig(t *testing.T, prog, cfg string) (string, int) {
 	}
 	return string(out), 0
 }
+
+// A tcp stream whose server refused the connection, or that found no
+// usable server, logs the same unset (-1) timers and termination state as
+// in HAProxy: %Tc is -1 when no connection was established.
+func TestTCPLogConnectErrorsAgainstHAProxy(t *testing.T) {
+	haproxy := bin.HAProxy(t)
+	run := func(prog string) []string {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Close()
+		cfg := fmt.Sprintf(`
+global
+    log %s format raw local0
+defaults
+    mode tcp
+    log global
+    option tcplog
+    timeout connect 1s
+    timeout client 2s
+    timeout server 2s
+    retries 0
+frontend refused
+    bind "fd@${refused}"
+    default_backend refused
+frontend none
+    bind "fd@${none}"
+    default_backend none
+backend refused
+    server r1 127.0.0.1:1
+backend none
+    server n1 127.0.0.1:1 disabled
+`, pc.LocalAddr())
+		p := harness.Start(t, prog, cfg, "refused", "none")
+		var lines []string
+		buf := make([]byte, 2048)
+		for _, fe := range []string{"refused", "none"} {
+			harness.RawRequest(t, p.Addrs[fe], "hello\n", 3*time.Second)
+			pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			n, _, err := pc.ReadFrom(buf)
+			if err != nil {
+				t.Fatalf("%s: no log line for %s: %v", prog, fe, err)
+			}
+			lines = append(lines, strings.TrimSpace(string(buf[:n])))
+		}
+		return lines
+	}
+	got, want := run(bin.Path(t, "goha")), run(haproxy)
+	// ci:cp [date] fe be/srv Tw/Tc/Tt bytes term counts queues
+	for i := range got {
+		g, h := strings.Fields(got[i]), strings.Fields(want[i])
+		if len(g) != len(h) || len(g) < 9 {
+			t.Fatalf("goha %q\nhaproxy %q", got[i], want[i])
+		}
+		if g[2] != h[2] || g[3] != h[3] || g[5] != h[5] || g[6] != h[6] || g[7] != h[7] || g[8] != h[8] || !sameUnset(g[4], h[4]) {
+			t.Errorf("goha:    %s\nhaproxy: %s", got[i], want[i])
+		}
+	}
+}
