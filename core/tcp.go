@@ -163,6 +163,13 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	srv.Counters.SessionStart(time.Now())
 	var sess sessLink
 	srv.trackSession(shard, &sess, c)
+	// As in HAProxy, a new backend connection raises the server's peak
+	// and estimate of connections needed (need_conn_est), then, being
+	// the stream's own, leaves the used count at once, as HAProxy's
+	// private connections do.
+	if srv.pool != nil {
+		srv.pool.Detach(srv.pool.Track(&srvConn{rawConn: rawConn{Conn: sc}}, srv.pool.Gen()))
+	}
 	// The stream leaves its server and backend before it is logged, as in
 	// HAProxy, so that a client that waits for the log line and connects
 	// again is never counted twice. The deferred calls cover the panics.

@@ -5,6 +5,7 @@ package log
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"path/filepath"
 	"strings"
@@ -128,6 +129,99 @@ func TestCountersAgainstHAProxy(t *testing.T) {
 		fields := counterFields
 		if key == "show info" {
 			fields = infoFields
+		}
+		for _, f := range fields {
+			if g[f] != w[f] {
+				t.Errorf("%s %s: goha %q, HAProxy %q", key, f, g[f], w[f])
+			}
+		}
+	}
+}
+
+// The same for mode tcp: streams forwarded to an echo server (one still
+// open when the counters are read) and one to a backend without a usable
+// server. Every backend connection counts among its server's used ones.
+func TestTCPCountersAgainstHAProxy(t *testing.T) {
+	haproxy := bin.HAProxy(t)
+	echo := harness.TCPServer(t, func(c net.Conn) { defer c.Close(); io.Copy(c, c) })
+	run := func(prog string) map[string]map[string]string {
+		cfg := fmt.Sprintf(`
+global
+    stats socket ${TMP}/s.sock level admin
+defaults
+    mode tcp
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind "fd@${fe}"
+    default_backend be
+frontend fe2
+    bind "fd@${fe2}"
+    default_backend none
+backend be
+    server s1 %s
+backend none
+    server n1 127.0.0.1:1 disabled
+`, echo)
+		p := harness.Start(t, prog, cfg, "fe", "fe2")
+		echoOnce := func(c net.Conn) {
+			c.SetDeadline(time.Now().Add(3 * time.Second))
+			io.WriteString(c, "hello world\n")
+			if _, err := io.ReadFull(c, make([]byte, 12)); err != nil {
+				t.Fatalf("%s: echo: %v", prog, err)
+			}
+		}
+		for i := 0; i < 2; i++ {
+			c, err := net.Dial("tcp", p.Addrs["fe"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			echoOnce(c)
+			c.Close()
+			// Let the stream end before the next one starts.
+			time.Sleep(100 * time.Millisecond)
+		}
+		open, err := net.Dial("tcp", p.Addrs["fe"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer open.Close()
+		echoOnce(open)
+		c, err := net.Dial("tcp", p.Addrs["fe2"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Nothing is sent: what HAProxy counts of bytes that arrive
+		// while it finds no server depends on when they arrive.
+		c.SetDeadline(time.Now().Add(3 * time.Second))
+		io.ReadAll(c)
+		c.Close()
+		time.Sleep(200 * time.Millisecond)
+		rows := map[string]map[string]string{}
+		out := harness.MustSocket(t, filepath.Join(p.Dir, "s.sock"), "show stat")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		head := strings.Split(strings.TrimPrefix(lines[0], "# "), ",")
+		for _, l := range lines[1:] {
+			f := strings.Split(l, ",")
+			row := map[string]string{}
+			for i, name := range head {
+				if i < len(f) {
+					row[name] = f[i]
+				}
+			}
+			rows[f[0]+"/"+f[1]] = row
+		}
+		return rows
+	}
+	got, want := run(bin.Path(t, "goha")), run(haproxy)
+	fields := []string{"scur", "smax", "stot", "bin", "bout", "econ", "lbtot", "connect", "reuse",
+		"used_conn_cur", "need_conn_est", "idle_conn_cur", "safe_conn_cur"}
+	for key, w := range want {
+		g, ok := got[key]
+		if !ok {
+			t.Errorf("goha has no show stat row %s", key)
+			continue
 		}
 		for _, f := range fields {
 			if g[f] != w[f] {
