@@ -461,6 +461,14 @@ func (d *statDumper) frontendRow(p *core.Proxy) {
 	for i := modSSL; i < modEnd; i++ {
 		r.u(i, 0)
 	}
+	if http {
+		// The h1 module's counts that goha keeps anyway: an HTTP
+		// frontend's connections are its sessions, its streams its
+		// requests. The byte counts stay 0.
+		r.u(modH1+0, c.Scur.Load())
+		r.u(modH1+2, c.ConnTot.Load())
+		r.u(modH1+3, c.ReqTot.Load())
+	}
 }
 
 // listenerRows writes one row per listening address of p (option
@@ -642,6 +650,22 @@ func (d *statDumper) backendRow(p *core.Proxy) {
 	r.u(102, 0)
 	for i := modSSL; i < modEnd; i++ {
 		r.u(i, 0)
+	}
+	if http {
+		// An HTTP backend's h1 connections are its servers' (in use
+		// and idle), one stream each while in use; every forwarded
+		// request was a stream on a new or a reused connection.
+		var open, used int64
+		for _, s := range p.Servers {
+			if st, ok := s.PoolStats(); ok {
+				open += st.Used + st.IdleCur
+				used += st.Used
+			}
+		}
+		r.u(modH1+0, open)
+		r.u(modH1+1, used)
+		r.u(modH1+2, c.Connect.Load())
+		r.u(modH1+3, c.Connect.Load()+c.Reuse.Load())
 	}
 }
 
