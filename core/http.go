@@ -44,7 +44,18 @@ type hconn struct {
 	srvc   atomic.Pointer[srvConn]
 	killed atomic.Bool
 
-	reqPending int // bytes of the request still at the front of the client buffer
+	// reqPending is what of the request being sent is still at the front
+	// of the client buffer: it stays there until the response head
+	// arrives, so that a stale pooled connection can be retried.
+	reqPending int
+}
+
+// dropRequest drops the request being answered from the client buffer.
+func (hc *hconn) dropRequest(cbuf *http1.Buffer) {
+	if hc.reqPending > 0 {
+		cbuf.Discard(hc.reqPending)
+		hc.reqPending = 0
+	}
 }
 
 // Close kills the exchange for "shutdown sessions server": as in HAProxy,
@@ -60,9 +71,8 @@ func (hc *hconn) Close() error {
 	return nil
 }
 
-// keepServerConn says whether the server connection an exchange ends with: the entry's
-// unless it was killed, in which case the connection is closed already and
-// must not be pooled.
+// keepServerConn says whether the exchange's server connection may go
+// back to the pool: not when the exchange was killed, which closed it.
 func (hc *hconn) keepServerConn() bool {
 	return hc.srvc.Swap(nil) != nil
 }
@@ -312,6 +322,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	}
 	hc.reqBody.Init(req)
 	total, complete, err := http1.Complete(cbuf.Bytes(), hlen, &hc.reqBody)
+	// The body data here so far; Forward adds the rest as it streams it.
+	si.bytesIn += hc.reqBody.Data
 	if err != nil {
 		fe.FE.Ereq.Add(1)
 		si.status, si.term = 400, [2]byte{'P', 'R'}
@@ -322,7 +334,6 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 
 	var entry *pool.Entry[*srvConn]
 	var srv *Server
-	cw := c
 	// sessSrv is the server whose session this exchange opened.
 	var sessSrv *Server
 	defer func() {
@@ -336,7 +347,6 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	}()
 	clientKeep := req.KeepAlive() && fe.ConnMode != HTTPClose && be.ConnMode != HTTPClose
 	var tSent time.Time
-	bodyCounted := false
 	for attempt := 0; ; attempt++ {
 		if entry == nil {
 			e, s, es := proc.httpConnect(ctx, be, key, srv, shard, first, c, si)
@@ -375,9 +385,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				// The body is under the client timeout, not http-request's.
 				hc.dl.armRead(c, time.Now(), fe.Timeouts.Client)
 				cbuf.Discard(total)
+				seen := hc.reqBody.Data
 				_, werr = http1.Forward(sc, cbuf, c, &hc.reqBody)
+				si.bytesIn += hc.reqBody.Data - seen
 				if werr != nil && !isServerErr(werr, sc) && !hc.killed.Load() {
-					si.bytesIn += hc.reqBody.Data
 					// The client went away mid-body.
 					srv.pool.Done(entry)
 					srv.Counters.CliAbrt.Add(1)
@@ -393,13 +404,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			}
 		}
 		tSent = time.Now()
-		if werr == nil && !bodyCounted {
-			si.bytesIn += hc.reqBody.Data
-			bodyCounted = true
-		}
 		if werr == nil {
 			hc.reqPending = total
-			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, si, cw, clientKeep, total)
+			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, si, clientKeep)
 			if rerr == nil {
 				si.tr = si.tr - tSent.Sub(start)
 				_ = status
@@ -628,7 +635,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 
 // relayResponse reads the server's response and forwards it to the client.
 // It returns whether the server connection may be pooled.
-func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Server, entry *pool.Entry[*srvConn], c net.Conn, cbuf *http1.Buffer, hc *hconn, req *http1.Head, si *streamInfo, cw net.Conn, clientKeep bool, reqTotal int) (int, bool, error) {
+func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Server, entry *pool.Entry[*srvConn], c net.Conn, cbuf *http1.Buffer, hc *hconn, req *http1.Head, si *streamInfo, clientKeep bool) (int, bool, error) {
 	sc := entry.Conn
 	sbuf := sc.buf
 	resp := &hc.resp
@@ -664,17 +671,17 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 		if resp.IsInterim() {
 			// 100-continue and other interim responses go to the client
 			// as they are; the final response follows.
-			if _, err := cw.Write(sbuf.Bytes()[:hlen]); err != nil {
+			if _, err := c.Write(sbuf.Bytes()[:hlen]); err != nil {
 				return 0, false, errClientGone
 			}
 			si.bytesOut += int64(resp.HTXSize())
 			sbuf.Discard(hlen)
 			if req.Flags&http1.FlagExpect100 != 0 && !hc.reqBody.Done() {
-				if reqTotal > 0 {
-					cbuf.Discard(reqTotal)
-					reqTotal, hc.reqPending = 0, 0
-				}
-				if _, err := http1.Forward(sc, cbuf, c, &hc.reqBody); err != nil {
+				hc.dropRequest(cbuf)
+				seen := hc.reqBody.Data
+				_, err := http1.Forward(sc, cbuf, c, &hc.reqBody)
+				si.bytesIn += hc.reqBody.Data - seen
+				if err != nil {
 					return 0, false, errClientGone
 				}
 			}
@@ -683,10 +690,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 		break
 	}
 	// The request is answered: drop it from the client buffer.
-	if reqTotal > 0 {
-		cbuf.Discard(reqTotal)
-		hc.reqPending = 0
-	}
+	hc.dropRequest(cbuf)
 	si.status = resp.Status
 	// Counted as it came, before the response rules.
 	respSize := int64(resp.HTXSize())
@@ -737,17 +741,17 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 	if !complete && fe.Timeouts.Client > 0 {
 		hc.dl.write.arm(c.SetWriteDeadline, time.Now(), fe.Timeouts.Client)
 	}
-	if _, err := hc.rwResp.WriteTo(cw, resp, sbuf.Bytes()[hlen:total]); err != nil {
+	if _, err := hc.rwResp.WriteTo(c, resp, sbuf.Bytes()[hlen:total]); err != nil {
 		return resp.Status, false, errClientGone
 	}
 	sbuf.Discard(total)
 	if upgrade {
-		proc.tunnel(fe, be, c, cbuf, sc, si, cw)
+		proc.tunnel(fe, be, c, cbuf, sc, si)
 		return resp.Status, false, nil
 	}
 	if !complete {
 		defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
-		if _, err := http1.Forward(cw, sbuf, sc, &hc.rsBody); err != nil {
+		if _, err := http1.Forward(c, sbuf, sc, &hc.rsBody); err != nil {
 			if isTimeout(err) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return resp.Status, false, errHeadersSent
 			}
@@ -763,7 +767,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 }
 
 // tunnel relays bytes both ways after a protocol upgrade.
-func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *srvConn, si *streamInfo, cw net.Conn) {
+func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *srvConn, si *streamInfo) {
 	// The client is read from another goroutine below.
 	if rc, ok := c.(*rawConn); ok {
 		rc.io.leaveSession()
@@ -773,7 +777,7 @@ func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 		cbuf.Reset()
 	}
 	if sc.buf.Len() > 0 {
-		cw.Write(sc.buf.Bytes())
+		c.Write(sc.buf.Bytes())
 		sc.buf.Reset()
 	}
 	to := be.Timeouts.Tunnel
@@ -845,8 +849,8 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 			// The request body, if any, is not read: close after replying.
 			// Without one the connection goes on, after a deny too
 			// (HAProxy 2.6 keeps it).
-			keep := hc.req.Body == http1.BodyNone && hc.req.KeepAlive()
 			mode := hc.replyConn(false)
+			keep := mode != http1.ConnClose
 			if keep {
 				cbuf.Discard(hlen)
 			}
@@ -873,21 +877,21 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 func (proc *Process) replyError(px *Proxy, c net.Conn, status int, mode http1.ConnValue, si *streamInfo) {
 	var b []byte
 	r := px.errReply[status]
-	if r == nil {
-		r = http1.ErrorReply(status)
-	}
 	switch {
-	case si.headless && px.errReply[status] == nil:
+	case si.headless && r == nil:
 		// HAProxy's H1 layer answers these itself, with its built-in
-		// message as written, outside the stream whose byte count the
-		// log shows.
+		// message as written, outside any stream: the log counts 0.
 		b = http1.RawError(status)
-	case r != nil:
-		b = r.Bytes(mode)
-		si.bytesOut = int64(r.LogSize)
-	}
-	if si.headless {
-		si.bytesOut = 0
+	default:
+		if r == nil {
+			r = http1.ErrorReply(status)
+		}
+		if r != nil {
+			b = r.Bytes(mode)
+			if !si.headless {
+				si.bytesOut = int64(r.LogSize)
+			}
+		}
 	}
 	if b != nil {
 		c.SetWriteDeadline(time.Now().Add(time.Second))

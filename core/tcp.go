@@ -168,7 +168,7 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	// the stream's own, leaves the used count at once, as HAProxy's
 	// private connections do.
 	if srv.pool != nil {
-		srv.pool.Detach(srv.pool.Track(&srvConn{rawConn: rawConn{Conn: sc}}, srv.pool.Gen()))
+		srv.pool.CountPrivate()
 	}
 	// The stream leaves its server and backend before it is logged, as in
 	// HAProxy, so that a client that waits for the log line and connects

@@ -782,6 +782,19 @@ func TestDoneDetachMisuse(t *testing.T) {
 	s.Release(0, a, true)
 }
 
+// A private connection raises the peak and the estimate, counts as a
+// connect, and is not left in the used count.
+func TestCountPrivate(t *testing.T) {
+	p := newSet(t, Options{Threads: 1})
+	s := newServer(t, p, DefaultSettings())
+	a := track(t, s)
+	s.CountPrivate()
+	if st := s.Stats(); st.Used != 1 || st.UsedMax != 2 || st.NeedEst != 2 || st.Connects != 2 {
+		t.Errorf("stats %+v", st)
+	}
+	s.Done(a)
+}
+
 func TestStats(t *testing.T) {
 	p := newSet(t, Options{Threads: 2})
 	s := newServer(t, p, settings(func(st *Settings) { st.LowConn = 10 }))

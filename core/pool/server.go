@@ -411,6 +411,16 @@ func (s *Server[C]) Done(e *Entry[C]) {
 	_ = e.Conn.Close()
 }
 
+// CountPrivate counts a new connection that never enters the pool (a
+// tcp-mode stream's own, HAProxy's private connections): it raises the
+// peak and the estimate of connections needed as srv_use_conn does, and
+// leaves the used count as it was.
+func (s *Server[C]) CountPrivate() {
+	s.useConn()
+	s.connects.Add(1)
+	s.used.Add(-1)
+}
+
 // Detach stops counting a connection as used without closing it, and
 // returns it: for a connection that became private to its client session
 // (HAProxy's CO_FL_PRIVATE, e.g. NTLM), which never enters the pool. The
