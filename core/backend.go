@@ -199,6 +199,9 @@ func (p *Proxy) pick(ctx context.Context, key lb.Key, avoid *Server) (*Server, t
 			if w != nil {
 				p.dropWaiter(w)
 			}
+			// HAProxy counts a backend without a usable server as a
+			// connection error of the backend's own.
+			p.BE.Econ.Add(1)
 			return nil, time.Since(start), errNoServer
 		}
 		if deadline == nil {

@@ -563,11 +563,6 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 			if err == errQueueTimeout {
 				return nil, nil, &errStatus{503, [2]byte{'s', 'Q'}}
 			}
-			// HAProxy counts a backend without a usable server as a
-			// connection error of the backend's own.
-			if err == errNoServer {
-				be.BE.Econ.Add(1)
-			}
 			return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
 		}
 		srv = s

@@ -145,21 +145,14 @@ func (r *rawIO) sessionRead(c net.Conn, p []byte) (int, error) {
 				return r.read(c, p)
 			}
 		}
-		n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, s.fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
-		switch e {
-		case 0:
-			s.mustTry = int(n) == len(p)
-			if n == 0 {
-				return 0, io.EOF
-			}
-			return int(n), nil
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
+		r.rbuf, r.rn, r.rerr, r.reof = p, 0, 0, false
+		if !r.readFD(s.fd) {
 			s.mustTry = false
 			continue
 		}
-		return 0, rawOpError("read", c, os.NewSyscallError("read", e))
+		r.rbuf = nil
+		s.mustTry = r.rn == len(p)
+		return r.readResult(c, nil)
 	}
 }
 
@@ -280,6 +273,12 @@ func (r *rawIO) read(c net.Conn, p []byte) (int, error) {
 		err = r.rc.Read(r.rfn)
 	}
 	r.rbuf = nil
+	return r.readResult(c, err)
+}
+
+// readResult turns the outcome of readFD (or of the poller's wait, err)
+// into net.Conn.Read's values.
+func (r *rawIO) readResult(c net.Conn, err error) (int, error) {
 	switch {
 	case err != nil:
 		return 0, rawOpError("read", c, err)

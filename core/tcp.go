@@ -146,14 +146,9 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	defer stop()
 	sc, srv, err := proc.connectServer(ctx, be, key, clientPort(c), si)
 	if err != nil {
-		switch err {
-		case errQueueTimeout:
+		si.term = [2]byte{'S', 'C'}
+		if err == errQueueTimeout {
 			si.term = [2]byte{'s', 'Q'}
-		case errNoServer:
-			si.term = [2]byte{'S', 'C'}
-			be.BE.Econ.Add(1)
-		default:
-			si.term = [2]byte{'S', 'C'}
 		}
 		si.tt = time.Since(now)
 		proc.logTCP(si)
