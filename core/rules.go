@@ -274,14 +274,12 @@ func (r *httpRule) appendReturnHead(b []byte, n int, v *reqView, wire bool) (out
 		fields += len(h.name) + len(b) - at
 		b = append(b, "\r\n"...)
 	}
-	at := len(b)
-	b = strconv.AppendInt(b, int64(n), 10)
-	fields += len("content-length") + len(b) - at
-	if wire && http1.BodylessStatus(r.status) {
-		b = b[:at]
-	} else {
-		b = append(b[:at], "content-length: "...)
-		b = strconv.AppendInt(b, int64(n), 10)
+	var num [20]byte
+	cl := strconv.AppendInt(num[:0], int64(n), 10)
+	fields += len("content-length") + len(cl)
+	if !wire || !http1.BodylessStatus(r.status) {
+		b = append(b, "content-length: "...)
+		b = append(b, cl...)
 		b = append(b, "\r\n"...)
 	}
 	if r.ctype != "" {

@@ -167,7 +167,8 @@ func (ss *sessionSet) shard(n int) *sessShard {
 	return &ss.shards[n%len(ss.shards)]
 }
 
-// trackSession lists l, for client connection c, among s's streams.
+// trackSession lists l among s's streams; c is what killSessions closes
+// to kill the stream (see hconn.Close for an HTTP exchange).
 func (s *Server) trackSession(shard int, l *sessLink, c io.Closer) {
 	sh := s.sessions.shard(shard)
 	if sh == nil {
