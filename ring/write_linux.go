@@ -56,25 +56,17 @@ func (w *rawWriter) write(p []byte, c net.Conn, timeout time.Duration) error {
 	w.p, w.errno = p, 0
 	defer func() { w.p = nil }()
 	armed := false
-	for {
-		w.wait = false
-		if err := w.rc.Write(w.fn); err != nil {
-			return err
-		}
-		if w.errno != 0 {
-			return w.errno
-		}
-		if len(w.p) == 0 {
-			break
-		}
-		// The buffer is full: the stall starts now.
-		if timeout > 0 {
+	// Attempts alternate: one that takes what the socket has room for,
+	// then, if anything is left, one that waits for room under a deadline
+	// armed as the stall starts.
+	for wait := false; ; wait = !wait {
+		if wait && timeout > 0 {
 			if err := c.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
 				return err
 			}
 			armed = true
 		}
-		w.wait = true
+		w.wait = wait
 		if err := w.rc.Write(w.fn); err != nil {
 			return err
 		}
