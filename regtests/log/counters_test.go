@@ -88,20 +88,7 @@ backend beret
 	sock := filepath.Join(p.Dir, "s.sock")
 	// The last connection's stream may still be ending.
 	polls := settle(t, sock, "fe", "0")
-	out := harness.MustSocket(t, sock, "show stat")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	head := strings.Split(strings.TrimPrefix(lines[0], "# "), ",")
-	rows := map[string]map[string]string{}
-	for _, l := range lines[1:] {
-		f := strings.Split(l, ",")
-		row := map[string]string{}
-		for i, name := range head {
-			if i < len(f) {
-				row[name] = f[i]
-			}
-		}
-		rows[f[0]+"/"+f[1]] = row
-	}
+	rows := showStat(t, sock)
 	// show info's process-wide counts, stats-socket connections
 	// included: this one, the one above, and settle's, whose number
 	// varies and is taken off.
@@ -125,10 +112,8 @@ backend beret
 func settle(t *testing.T, sock, fe, want string) int {
 	t.Helper()
 	for n := 1; ; n++ {
-		for _, l := range strings.Split(harness.MustSocket(t, sock, "show stat"), "\n") {
-			if f := strings.Split(l, ","); len(f) > 4 && f[0] == fe && f[1] == "FRONTEND" && f[4] == want {
-				return n
-			}
+		if showStat(t, sock)[fe+"/FRONTEND"]["scur"] == want {
+			return n
 		}
 		if n == 200 {
 			t.Fatalf("frontend %s never had %s sessions", fe, want)
@@ -145,17 +130,25 @@ func TestCountersAgainstHAProxy(t *testing.T) {
 	o := testOrigin(t)
 	got := runCounters(t, bin.Path(t, "goha"), o.Addr)
 	want := runCounters(t, haproxy, o.Addr)
+	compareRows(t, got, want, func(key string) []string {
+		if key == "show info" {
+			return infoFields
+		}
+		return counterFields
+	})
+}
+
+// compareRows compares the fields that fieldsOf names for each of
+// HAProxy's rows with goha's.
+func compareRows(t *testing.T, got, want map[string]map[string]string, fieldsOf func(key string) []string) {
+	t.Helper()
 	for key, w := range want {
 		g, ok := got[key]
 		if !ok {
 			t.Errorf("goha has no show stat row %s", key)
 			continue
 		}
-		fields := counterFields
-		if key == "show info" {
-			fields = infoFields
-		}
-		for _, f := range fields {
+		for _, f := range fieldsOf(key) {
 			if g[f] != w[f] {
 				t.Errorf("%s %s: goha %q, HAProxy %q", key, f, g[f], w[f])
 			}
@@ -223,20 +216,7 @@ backend none
 		io.ReadAll(c)
 		c.Close()
 		settle(t, filepath.Join(p.Dir, "s.sock"), "fe2", "0")
-		rows := map[string]map[string]string{}
-		out := harness.MustSocket(t, filepath.Join(p.Dir, "s.sock"), "show stat")
-		lines := strings.Split(strings.TrimSpace(out), "\n")
-		head := strings.Split(strings.TrimPrefix(lines[0], "# "), ",")
-		for _, l := range lines[1:] {
-			f := strings.Split(l, ",")
-			row := map[string]string{}
-			for i, name := range head {
-				if i < len(f) {
-					row[name] = f[i]
-				}
-			}
-			rows[f[0]+"/"+f[1]] = row
-		}
+		rows := showStat(t, filepath.Join(p.Dir, "s.sock"))
 		return rows
 	}
 	got, want := run(bin.Path(t, "goha")), run(haproxy)
@@ -244,16 +224,5 @@ backend none
 	// depends on scheduling, in both proxies.
 	fields := []string{"scur", "stot", "bin", "bout", "econ", "lbtot", "connect", "reuse",
 		"used_conn_cur", "need_conn_est", "idle_conn_cur", "safe_conn_cur"}
-	for key, w := range want {
-		g, ok := got[key]
-		if !ok {
-			t.Errorf("goha has no show stat row %s", key)
-			continue
-		}
-		for _, f := range fields {
-			if g[f] != w[f] {
-				t.Errorf("%s %s: goha %q, HAProxy %q", key, f, g[f], w[f])
-			}
-		}
-	}
+	compareRows(t, got, want, func(string) []string { return fields })
 }

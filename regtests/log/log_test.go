@@ -127,11 +127,7 @@ func TestAccessLogsUDPAndShowEvents(t *testing.T) {
 	if _, err := exec.LookPath("socat"); err != nil {
 		t.Skip("socat is not installed")
 	}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
+	logs := newLogSink(t)
 	o := harness.NewOrigin(t, "s1", nil)
 	cfg := fmt.Sprintf(`
 ring buf
@@ -155,17 +151,15 @@ frontend fe
     default_backend be
 backend be
     server s1 %s
-`, pc.LocalAddr(), o.Addr)
+`, logs.Addr(), o.Addr)
 	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
 	harness.Get(t, &http.Client{}, p.Addrs["fe"], "/udp")
-	buf := make([]byte, 2048)
-	pc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	n, _, err := pc.ReadFrom(buf)
-	if err != nil {
-		t.Fatalf("no UDP log: %v", err)
+	l, ok := logs.Line()
+	if !ok {
+		t.Fatal("no UDP log")
 	}
-	if !regexp.MustCompile(`^<142>\w{3} [ \d]\d \d\d:\d\d:\d\d \S+ haproxy\[\d+\]: 127\.0\.0\.1:\d+ .*"GET /udp HTTP/1\.1"\n?$`).Match(buf[:n]) {
-		t.Fatalf("UDP rfc3164 line: %q", buf[:n])
+	if !regexp.MustCompile(`^<142>\w{3} [ \d]\d \d\d:\d\d:\d\d \S+ haproxy\[\d+\]: 127\.0\.0\.1:\d+ .*"GET /udp HTTP/1\.1"$`).MatchString(l) {
+		t.Fatalf("UDP rfc3164 line: %q", l)
 	}
 	out, _ := harness.Socket(filepath.Join(p.Dir, "s.sock"), "show events buf")
 	if !strings.Contains(out, `"GET /udp HTTP/1.1"`) {
@@ -179,11 +173,7 @@ backend be
 // stream exists (no request line, -1 timers, 0 bytes), a denied request
 // by the stream (its reply's size).
 func TestErrorRepliesLogged(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
+	logs := newLogSink(t)
 	o := harness.NewOrigin(t, "s1", nil)
 	cfg := fmt.Sprintf(`
 defaults
@@ -201,7 +191,7 @@ frontend fe
     default_backend be
 backend be
     server s1 %s
-`, pc.LocalAddr(), o.Addr)
+`, logs.Addr(), o.Addr)
 	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
 	send := func(raw string, wait time.Duration) {
 		c, err := net.Dial("tcp", p.Addrs["fe"])
@@ -214,13 +204,11 @@ backend be
 		io.Copy(io.Discard, c)
 	}
 	read := func() string {
-		buf := make([]byte, 2048)
-		pc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		n, _, err := pc.ReadFrom(buf)
-		if err != nil {
-			t.Fatalf("no log line: %v", err)
+		l, ok := logs.Line()
+		if !ok {
+			t.Fatal("no log line")
 		}
-		return strings.TrimSuffix(string(buf[:n]), "\n")
+		return l
 	}
 	cases := []struct {
 		raw  string

@@ -5,7 +5,6 @@ package log
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -82,11 +81,7 @@ var httpReqs = []string{
 // front of origin, sends each request on its own connection and returns
 // one log line per request, received on a UDP socket in raw format.
 func runLogFormat(t *testing.T, prog, mode, feCfg, origin string, reqs []string) (*harness.Proc, []string) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
+	logs := newLogSink(t)
 	cfg := fmt.Sprintf(`
 global
     log %s format raw local0 info
@@ -105,18 +100,16 @@ frontend fe
 
 backend be
     server s1 %s
-`, pc.LocalAddr(), mode, feCfg, origin)
+`, logs.Addr(), mode, feCfg, origin)
 	p := harness.Start(t, prog, cfg, "fe")
 	var lines []string
-	buf := make([]byte, 4096)
 	for _, r := range reqs {
 		harness.RawRequest(t, p.Addrs["fe"], r, 5*time.Second)
-		pc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		n, _, err := pc.ReadFrom(buf)
-		if err != nil {
-			t.Fatalf("%s: no log line for %q: %v\n%s", prog, r, err, p.Output())
+		l, ok := logs.Line()
+		if !ok {
+			t.Fatalf("%s: no log line for %q\n%s", prog, r, p.Output())
 		}
-		lines = append(lines, strings.TrimRight(string(buf[:n]), "\n"))
+		lines = append(lines, l)
 	}
 	return p, lines
 }
@@ -297,11 +290,7 @@ func checkConfig(t *testing.T, prog, cfg string) (string, int) {
 func TestTCPLogConnectErrorsAgainstHAProxy(t *testing.T) {
 	haproxy := bin.HAProxy(t)
 	run := func(prog string) []string {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pc.Close()
+		logs := newLogSink(t)
 		cfg := fmt.Sprintf(`
 global
     log %s format raw local0
@@ -323,18 +312,16 @@ backend refused
     server r1 127.0.0.1:1
 backend none
     server n1 127.0.0.1:1 disabled
-`, pc.LocalAddr())
+`, logs.Addr())
 		p := harness.Start(t, prog, cfg, "refused", "none")
 		var lines []string
-		buf := make([]byte, 2048)
 		for _, fe := range []string{"refused", "none"} {
 			harness.RawRequest(t, p.Addrs[fe], "hello\n", 3*time.Second)
-			pc.SetReadDeadline(time.Now().Add(5 * time.Second))
-			n, _, err := pc.ReadFrom(buf)
-			if err != nil {
-				t.Fatalf("%s: no log line for %s: %v", prog, fe, err)
+			l, ok := logs.Line()
+			if !ok {
+				t.Fatalf("%s: no log line for %s", prog, fe)
 			}
-			lines = append(lines, strings.TrimSpace(string(buf[:n])))
+			lines = append(lines, l)
 		}
 		return lines
 	}

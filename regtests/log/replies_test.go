@@ -56,11 +56,7 @@ type replySeen struct {
 }
 
 func runReplies(t *testing.T, prog, reset string) []replySeen {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
+	logs := newLogSink(t)
 	cfg := fmt.Sprintf(`
 global
     log %s format raw local0
@@ -84,10 +80,9 @@ backend none
     server h1 127.0.0.1:1 disabled
 backend reset
     server r1 %s
-`, pc.LocalAddr(), reset)
+`, logs.Addr(), reset)
 	p := harness.Start(t, prog, cfg, "fe")
 	var out []replySeen
-	buf := make([]byte, 4096)
 	for _, r := range replyRequests {
 		c, err := net.Dial("tcp", p.Addrs["fe"])
 		if err != nil {
@@ -105,20 +100,13 @@ backend reset
 		_, err = c.Read(make([]byte, 1))
 		seen.closed = err != nil && !isTimeout(err)
 		c.Close()
-		pc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		n, _, err := pc.ReadFrom(buf)
-		if err != nil {
+		var ok bool
+		if seen.log, ok = logs.Line(); !ok {
 			t.Fatalf("%s: no log line for %q", prog, r)
 		}
-		seen.log = strings.TrimRight(string(buf[:n]), "\n")
 		out = append(out, seen)
 	}
 	return out
-}
-
-func isTimeout(err error) bool {
-	ne, ok := err.(net.Error)
-	return ok && ne.Timeout()
 }
 
 // readOneResponse reads a response head and its Content-Length body.
