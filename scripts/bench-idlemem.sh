@@ -63,16 +63,8 @@ rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 echo "| proxy | RSS at start | RSS with $CLIENTS idle clients | per idle client |"
 echo "|---|---:|---:|---:|"
 for proxy in haproxy goha; do
-  case $proxy in
-    goha) "$GOHA" -db -f "$WORK/proxy.cfg" >"$WORK/proxy.log" 2>&1 & ;;
-    haproxy) "$HAPROXY" -db -f "$WORK/proxy.cfg" >"$WORK/proxy.log" 2>&1 & ;;
-  esac
-  pid=$!
-  PIDS+=("$pid")
-  for _ in $(seq 100); do
-    ss -Htln "sport = :$PORT" | grep -q . && break
-    sleep 0.05
-  done
+  start_proxy "$proxy" "$WORK/proxy.cfg" "$PORT"
+  pid=$PROXY_PID
   sleep 0.5
   r0=$(rss "$pid")
   "$WORK/idleclients" -addr "127.0.0.1:$PORT" -n "$CLIENTS" >"$WORK/clients.log" 2>&1 &

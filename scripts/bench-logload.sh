@@ -120,16 +120,8 @@ gen_cfg() { # on|off
 run() {
   local cfg=$WORK/$1-$2.cfg pid out c0 c1 reqs rps errs
   gen_cfg "$2" >"$cfg"
-  case $1 in
-    goha) "$GOHA" -db -f "$cfg" >"$WORK/proxy.log" 2>&1 & ;;
-    haproxy) "$HAPROXY" -db -f "$cfg" >"$WORK/proxy.log" 2>&1 & ;;
-  esac
-  pid=$!
-  PIDS+=("$pid")
-  for _ in $(seq 100); do
-    ss -Htln "sport = :$LB_PORT" | grep -q . && break
-    sleep 0.05
-  done
+  start_proxy "$1" "$cfg" "$LB_PORT"
+  pid=$PROXY_PID
   wrk -c "$CONNS" -t 1 -d "${WARMUP}s" --timeout 5s "http://127.0.0.1:$LB_PORT/" >/dev/null
   c0=$(cputicks "$pid")
   out=$(wrk -c "$CONNS" -t 1 -d "${DURATION}s" --timeout 5s "http://127.0.0.1:$LB_PORT/")

@@ -50,3 +50,21 @@ cputicks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }
 
 # median: the median of the numbers on stdin, one per line.
 median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) exit; if (NR % 2) print v[(NR + 1) / 2]; else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+# start_proxy goha|haproxy CFG PORT: starts $GOHA or $HAPROXY on CFG (output
+# in $WORK/proxy.log), records its PID for cleanup in PROXY_PID and PIDS,
+# and waits until PORT listens.
+start_proxy() {
+  case $1 in
+    goha) "$GOHA" -db -f "$2" >"$WORK/proxy.log" 2>&1 & ;;
+    haproxy) "$HAPROXY" -db -f "$2" >"$WORK/proxy.log" 2>&1 & ;;
+    *) die "unknown proxy $1" ;;
+  esac
+  PROXY_PID=$!
+  PIDS+=("$PROXY_PID")
+  local i
+  for i in $(seq 100); do
+    ss -Htln "sport = :$3" | grep -q . && return 0
+    sleep 0.05
+  done
+}
