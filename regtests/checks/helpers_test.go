@@ -169,31 +169,21 @@ func (r *run) state(be, srv string) string {
 	return ""
 }
 
-// waitStatus polls show stat until be/srv's status starts with want.
+// waitStatus polls show stat until be/srv's status is want.
 func (r *run) waitStatus(be, srv, want string, d time.Duration) view {
 	r.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		v := r.view(be, srv)
-		// "* " before the check status: a check is running right now
-		// (HAProxy shows it so); wait for the settled view.
-		if v.Status == want && !strings.HasPrefix(v.CheckStatus, "* ") {
-			return v
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("%s: %s/%s: waited %v for status %q, have %v\n%s", r.name, be, srv, d, want, v, r.p.Output())
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	return r.waitView(be, srv, d, fmt.Sprintf("status %q", want), func(v view) bool { return v.Status == want })
 }
 
-// waitView polls until match accepts the server's view.
+// waitView polls until match accepts the server's settled view. "* "
+// before the check status means a check is running right now (HAProxy
+// shows it so): such a view is not settled, and is not offered to match.
 func (r *run) waitView(be, srv string, d time.Duration, what string, match func(view) bool) view {
 	r.t.Helper()
 	deadline := time.Now().Add(d)
 	for {
 		v := r.view(be, srv)
-		if match(v) {
+		if !strings.HasPrefix(v.CheckStatus, "* ") && match(v) {
 			return v
 		}
 		if time.Now().After(deadline) {
