@@ -217,14 +217,26 @@ func (r *run) events() []string {
 	return l
 }
 
-// waitEvent polls stderr until a state line containing s appears.
+// waitEvent polls stderr until a state line containing s appears. When
+// that line leaves the backend with no server, the backend's own line is
+// a separate write that may come a moment later: it waits for that too,
+// so that callers comparing all lines see both.
 func (r *run) waitEvent(s string, d time.Duration) {
 	r.t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		for _, e := range r.events() {
-			if strings.Contains(e, s) {
+		evs := r.events()
+		for i, e := range evs {
+			if !strings.Contains(e, s) {
+				continue
+			}
+			if !strings.Contains(e, " 0 active and 0 backup servers left.") {
 				return
+			}
+			for _, later := range evs[i+1:] {
+				if strings.HasSuffix(later, " has no server available!") {
+					return
+				}
 			}
 		}
 		if time.Now().After(deadline) {
