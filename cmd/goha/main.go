@@ -213,7 +213,15 @@ func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, st
 	for _, err := range runtime.LoadServerStateFiles(cfg) {
 		fmt.Fprintf(stderr, "[WARNING]  (%d) : %v\n", os.Getpid(), err)
 	}
-	setSchedulerThreads(cfg.Global.NbThread, os.Getenv("GOMAXPROCS"))
+	var report func(from, to int, used, idle float64)
+	if o.debug {
+		report = func(from, to int, used, idle float64) {
+			fmt.Fprintf(stderr, "[NOTICE]   (%d) : scheduler threads %d -> %d (process used %.2f CPUs, %.2f CPUs idle)\n",
+				os.Getpid(), from, to, used, idle)
+		}
+	}
+	stopGovernor := setSchedulerThreads(cfg.Global.NbThread, os.Getenv("GOMAXPROCS"), report)
+	defer stopGovernor()
 	proc := core.NewProcess(cfg)
 	if o.debug {
 		proc.LogOut = stderr

@@ -17,8 +17,15 @@ func schedulerThreads(nbthread, cpus int, env string) int {
 	return nbthread
 }
 
-func setSchedulerThreads(nbthread int, env string) {
+// setSchedulerThreads applies nbthread to GOMAXPROCS and, unless the
+// operator set GOMAXPROCS, starts the governor (governor.go) with that
+// as its ceiling. report is told of the governor's changes.
+func setSchedulerThreads(nbthread int, env string, report func(from, to int, used, idle float64)) (stop func()) {
 	if n := schedulerThreads(nbthread, goruntime.GOMAXPROCS(0), env); n > 0 {
 		goruntime.GOMAXPROCS(n)
 	}
+	if env != "" {
+		return func() {}
+	}
+	return startGovernor(goruntime.GOMAXPROCS(0), report)
 }
