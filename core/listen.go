@@ -123,6 +123,9 @@ func (proc *Process) listen(fe *Proxy, b *Bind, addr string) error {
 			os.Remove(rest)
 		}
 		ln, err := net.Listen("unix", rest)
+		if err == nil {
+			err = setBacklog(ln, proc.backlog(fe, b))
+		}
 		if err != nil {
 			return err
 		}
@@ -131,6 +134,9 @@ func (proc *Process) listen(fe *Proxy, b *Bind, addr string) error {
 		lc := net.ListenConfig{Control: reusePortControl}
 		for sh := 0; sh < proc.Threads; sh++ {
 			ln, err := lc.Listen(context.Background(), "tcp", rest)
+			if err == nil {
+				err = setBacklog(ln, proc.backlog(fe, b))
+			}
 			if err != nil {
 				return err
 			}
@@ -138,6 +144,41 @@ func (proc *Process) listen(fe *Proxy, b *Bind, addr string) error {
 		}
 	}
 	return nil
+}
+
+// backlog is the listen queue length HAProxy gives a bind: its own
+// `backlog`, else the frontend's, else the bind's maxconn, else the
+// frontend's, else the process's. The kernel caps it at
+// net.core.somaxconn.
+func (proc *Process) backlog(fe *Proxy, b *Bind) int {
+	for _, v := range []int{b.Backlog, fe.Backlog, b.MaxConn, fe.MaxConn} {
+		if v > 0 {
+			return v
+		}
+	}
+	return proc.Conf.HardMaxConn()
+}
+
+// setBacklog sets a listening socket's queue length. Go's listener takes
+// none (it asks for somaxconn); on Linux, listen(2) on a socket that is
+// already listening changes the length in place.
+func setBacklog(ln net.Listener, n int) error {
+	sc, ok := ln.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var lerr error
+	if err := rc.Control(func(fd uintptr) { lerr = syscall.Listen(int(fd), n) }); err != nil {
+		return err
+	}
+	if lerr != nil {
+		ln.Close()
+	}
+	return lerr
 }
 
 func (proc *Process) addListener(l *listener) {

@@ -16,6 +16,7 @@ have hatop /usr/bin/hatop || need+=(hatop)
 have prometheus-haproxy-exporter /usr/bin/prometheus-haproxy-exporter || need+=(prometheus-haproxy-exporter)
 have wrk /usr/bin/wrk || need+=(wrk)
 have curl /usr/bin/curl || need+=(curl)
+have ss /usr/bin/ss || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "scripts/deps.sh: missing ${need[*]} and not root; tests that need them will skip" >&2

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"goha/regtests/internal/harness"
 )
 
 var (
@@ -60,7 +62,7 @@ backend web
     server s2 127.0.0.1:1
 backend api
     server a1 127.0.0.1:1
-`, sock, freePort(t))), 0o600)
+`, sock, harness.FreePort(t))), 0o600)
 	g := startProxy(t, bin, cfg, sock)
 	home := t.TempDir()
 

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"goha/regtests/internal/harness"
 )
 
 var gohactlBin string
@@ -77,22 +78,6 @@ func haproxyPath(t *testing.T) string {
 	return p
 }
 
-// freePort finds a TCP port below the ephemeral range, so that outgoing
-// connections of other programs cannot be holding it.
-func freePort(t *testing.T) int {
-	t.Helper()
-	for i := 0; i < 100; i++ {
-		p := 20000 + rand.Intn(12000)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err == nil {
-			l.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port")
-	return 0
-}
-
 // startProxy starts bin (haproxy, or goha) on cfg, which names the stats
 // socket sock.
 func startProxy(t *testing.T, bin, cfg, sock string) *haproxy {
@@ -136,7 +121,7 @@ backend web
     server s2 127.0.0.1:1
 backend api
     server a1 127.0.0.1:1
-`, h.sock, freePort(t), h.mapf)
+`, h.sock, harness.FreePort(t), h.mapf)
 		if err := os.WriteFile(h.cfg, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"goha/core"
 	"goha/core/config"
 	"goha/core/diag"
+	"goha/regtests/internal/harness"
 	"goha/runtime"
 )
 
@@ -55,7 +56,7 @@ func BenchmarkBig10k(b *testing.B) {
 	}
 	dir := b.TempDir()
 	hs, gs := filepath.Join(dir, "h.sock"), filepath.Join(dir, "g.sock")
-	port := freePort(b)
+	port := harness.FreePort(b)
 	os.WriteFile(filepath.Join(dir, "h.cfg"), []byte(bigConfig(hs, port)), 0o644)
 	cmd := exec.Command(hap, "-db", "-f", filepath.Join(dir, "h.cfg"))
 	if err := cmd.Start(); err != nil {

@@ -16,6 +16,7 @@ import (
 	"goha/core"
 	"goha/core/config"
 	"goha/core/diag"
+	"goha/regtests/internal/harness"
 	"goha/runtime"
 )
 
@@ -28,7 +29,7 @@ func TestPrometheusExporter(t *testing.T) {
 	}
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "g.sock")
-	text := fmt.Sprintf(cfgTmpl, "    stats socket "+sock+" level operator\n", freePort(t), 1, 2, 3, 4, 5, 6, 7)
+	text := fmt.Sprintf(cfgTmpl, "    stats socket "+sock+" level operator\n", harness.FreePort(t), 1, 2, 3, 4, 5, 6, 7)
 	d := &diag.Collector{}
 	cfg := core.Build(config.Parse("g.cfg", []byte(text), config.Options{}, d), d)
 	if d.HasAlert() {
@@ -39,7 +40,7 @@ func TestPrometheusExporter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	port := freePort(t)
+	port := harness.FreePort(t)
 	cmd := exec.Command(exp, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--haproxy.scrape-uri=unix:"+sock)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {

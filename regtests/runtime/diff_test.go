@@ -9,7 +9,6 @@ package runtime_test
 import (
 	"fmt"
 	"io"
-	"math/rand"
 	"net"
 	"os"
 	"os/exec"
@@ -22,23 +21,9 @@ import (
 	"goha/core"
 	"goha/core/config"
 	"goha/core/diag"
+	"goha/regtests/internal/harness"
 	"goha/runtime"
 )
-
-// freePort probes a free TCP port below 32768 (the ephemeral range is
-// crowded by other tests on this machine).
-func freePort(t testing.TB) int {
-	for i := 0; i < 200; i++ {
-		p := 20000 + rand.Intn(12000)
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err == nil {
-			ln.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port")
-	return 0
-}
 
 type pair struct {
 	hap, goha map[string]string // level -> socket path
@@ -88,7 +73,7 @@ func startWith(t *testing.T, tmpl string) *pair {
 	dir := t.TempDir()
 	ports := make([]any, 0, 8)
 	for i := 0; i < 8; i++ {
-		ports = append(ports, freePort(t))
+		ports = append(ports, harness.FreePort(t))
 	}
 	sockLines := func(prefix string) string {
 		var b strings.Builder

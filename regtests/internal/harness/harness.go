@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand"
 	"net"
 	"net/http"
 	"os"
@@ -300,4 +301,22 @@ func TCPServer(t testing.TB, handle func(net.Conn)) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// FreePort probes a free TCP port below 32768, for the tests that need a
+// port number in a configuration (a bind goha or HAProxy opens itself):
+// other programs' outgoing connections take ports from the ephemeral
+// range above it.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		p := 20000 + rand.Intn(12000)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err == nil {
+			ln.Close()
+			return p
+		}
+	}
+	t.Fatal("no free port")
+	return 0
 }
