@@ -775,25 +775,12 @@ func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 		c.Write(sc.buf.Bytes())
 		sc.buf.Reset()
 	}
-	to := be.Timeouts.Tunnel
-	if to == 0 {
-		to = fe.Timeouts.Client
-	}
 	c.SetDeadline(time.Time{})
 	sc.SetDeadline(time.Time{})
 	sc.dl = connDeadlines{}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		n, _ := pipe(&sc.rawConn, c, to)
-		si.bytesIn += n
-		closeWrite(&sc.rawConn)
-	}()
-	n, _ := pipe(c, &sc.rawConn, to)
-	si.bytesOut += n
-	closeWrite(c)
-	wg.Wait()
+	up, down, _, _ := relay(c, &sc.rawConn, tunnelTimeouts(fe, be))
+	si.bytesIn += up
+	si.bytesOut += down
 }
 
 // isReset says whether err is the peer resetting or closing, as a server

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"goha/core/check"
@@ -181,23 +182,7 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	}
 	defer leave()
 
-	cliTO, srvTO := fe.Timeouts.Client, be.Timeouts.Server
-	if be.Timeouts.Tunnel > 0 {
-		cliTO, srvTO = be.Timeouts.Tunnel, be.Timeouts.Tunnel
-	}
-	rc, rsc := asRaw(c), asRaw(sc)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	var up int64
-	var upErr error
-	go func() {
-		defer wg.Done()
-		up, upErr = pipe(rsc, rc, cliTO)
-		closeWrite(rsc)
-	}()
-	down, downErr := pipe(rc, rsc, srvTO)
-	closeWrite(rc)
-	wg.Wait()
+	up, down, upErr, downErr := relay(asRaw(c), asRaw(sc), tunnelTimeouts(fe, be))
 	si.bytesIn, si.bytesOut = up, down
 	fe.FE.Bin.Add(up)
 	fe.FE.Bout.Add(down)
@@ -216,19 +201,75 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	proc.logTCP(si)
 }
 
-// pipe copies src to dst until EOF or an error, re-arming src's read
-// deadline at most once a second (deadlines are costly per read).
-func pipe(dst, src net.Conn, idle time.Duration) (int64, error) {
+// tunnelTO are the inactivity timeouts of a stream's two sides once it
+// is a tunnel: a tcp stream, or an http one after an upgrade.
+type tunnelTO struct {
+	client, server       time.Duration // both ways open
+	clientFin, serverFin time.Duration // after the other side has closed; 0: unchanged
+}
+
+// tunnelTimeouts: timeout tunnel replaces the client and server timeouts;
+// client-fin and server-fin replace them on a side once the other side
+// has closed, as in HAProxy.
+func tunnelTimeouts(fe, be *Proxy) tunnelTO {
+	to := tunnelTO{client: fe.Timeouts.Client, server: be.Timeouts.Server,
+		clientFin: fe.Timeouts.ClientFin, serverFin: be.Timeouts.ServerFin}
+	if be.Timeouts.Tunnel > 0 {
+		to.client, to.server = be.Timeouts.Tunnel, be.Timeouts.Tunnel
+	}
+	return to
+}
+
+// relay copies c to sc and sc to c until both directions have ended. A
+// direction ends on EOF, an error or its side's inactivity timeout; its
+// end is passed on as a half-close, and the other side's timeout becomes
+// its fin timeout (server-fin once the client has closed, client-fin once
+// the server has).
+func relay(c, sc net.Conn, to tunnelTO) (up, down int64, upErr, downErr error) {
+	var cliIdle, srvIdle atomic.Int64
+	cliIdle.Store(int64(to.client))
+	srvIdle.Store(int64(to.server))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		up, upErr = pipe(sc, c, &cliIdle)
+		closeWrite(sc)
+		finTimeout(sc, &srvIdle, to.serverFin)
+	}()
+	down, downErr = pipe(c, sc, &srvIdle)
+	closeWrite(c)
+	finTimeout(c, &cliIdle, to.clientFin)
+	wg.Wait()
+	return up, down, upErr, downErr
+}
+
+// finTimeout gives src's reads the inactivity timeout fin from now on,
+// including the read in progress.
+func finTimeout(src net.Conn, idle *atomic.Int64, fin time.Duration) {
+	if fin <= 0 {
+		return
+	}
+	idle.Store(int64(fin))
+	src.SetReadDeadline(time.Now().Add(fin))
+}
+
+// pipe copies src to dst until EOF or an error. idle is the inactivity
+// timeout of src's reads; another goroutine may change it (finTimeout).
+func pipe(dst, src net.Conn, idle *atomic.Int64) (int64, error) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
 	var n int64
-	var armed time.Time
+	var dl deadline
 	for {
-		if idle > 0 {
-			if now := time.Now(); now.Sub(armed) > time.Second {
-				src.SetReadDeadline(now.Add(idle))
-				armed = now
+		// Re-check after arming: a finTimeout that ran meanwhile set
+		// the deadline first, and this arm may have overwritten it.
+		for {
+			to := time.Duration(idle.Load())
+			dl.arm(src.SetReadDeadline, time.Now(), to)
+			if time.Duration(idle.Load()) == to {
+				break
 			}
 		}
 		r, err := src.Read(buf)
