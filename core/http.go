@@ -82,6 +82,7 @@ var hconnPool = sync.Pool{New: func() any { return &hconn{} }}
 // srvConn is a connection to a server with its read buffer.
 type srvConn struct {
 	rawConn
+	bec    *Counters // the backend's, for the bytes moved (takeBytes)
 	buf    *http1.Buffer
 	dl     connDeadlines
 	idleAt time.Time // when it last went back to the pool
@@ -97,6 +98,7 @@ type srvConn struct {
 const quietIdle = 50 * time.Millisecond
 
 func (c *srvConn) Close() error {
+	c.takeBytes(c.bec)
 	err := c.Conn.Close()
 	if c.buf != nil {
 		bufPool.Put(c.buf)
@@ -117,11 +119,15 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	fe, c := cs.l.fe, cs.c
 	hc := hconnPool.Get().(*hconn)
 	defer hconnPool.Put(hc)
+	// A TLS connection too goes through hc.raw (plain reads and
+	// writes), which counts the bytes.
 	hc.raw.Conn = c
-	if hc.raw.io.initRaw(c) {
-		c = &hc.raw
-	}
-	defer func() { hc.raw.Conn, hc.raw.io.rc = nil, nil }()
+	hc.raw.io.initRaw(c)
+	c = &hc.raw
+	defer func() {
+		hc.raw.takeBytes(&fe.FE)
+		hc.raw.Conn, hc.raw.io.rc = nil, nil
+	}()
 	hc.dl = connDeadlines{}
 	cbuf := bufPool.Get()
 	defer bufPool.Put(cbuf)
@@ -138,6 +144,7 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	return hc.raw.io.runSession(func() bool {
 		for {
 			keep, park := proc.httpExchange(ctx, fe, c, cbuf, hc, cs.shard, !cs.notFirst, clientIP, accepted)
+			hc.raw.takeBytes(&fe.FE)
 			if park && proc.parkHTTP(cs, hc.idleLeft) {
 				return true
 			}
@@ -417,6 +424,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 					// request takes a warm one from the pool.
 					bufPool.Put(sc.buf)
 					sc.buf = nil
+					sc.takeBytes(sc.bec)
 					srv.pool.Release(shard, entry, entry.Uses() > 1)
 				} else {
 					srv.pool.Done(entry)
@@ -592,7 +600,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 			srv.observe(check.EventL4OK)
 			srv.Counters.Connect.Add(1)
 			be.BE.Connect.Add(1)
-			sc := &srvConn{rawConn: rawConn{Conn: nc}}
+			sc := &srvConn{rawConn: rawConn{Conn: nc}, bec: &be.BE}
 			sc.io.initRaw(nc)
 			si.connected = true
 			return srv.pool.Track(sc, gen), srv, nil

@@ -336,29 +336,54 @@ func rawOpError(op string, c net.Conn, err error) error {
 type rawConn struct {
 	net.Conn
 	io rawIO
+	// Bytes read and written since the owner last took them (takeBytes):
+	// plain counters, each moved by the one goroutine that reads, or
+	// writes, the connection.
+	nIn, nOut int64
 }
 
-func (c *rawConn) Read(p []byte) (int, error) {
+func (c *rawConn) Read(p []byte) (n int, err error) {
 	switch {
 	case c.io.rc == nil:
-		return c.Conn.Read(p)
+		n, err = c.Conn.Read(p)
 	case c.io.sess.active && len(p) > 0:
-		return c.io.sessionRead(c.Conn, p)
+		n, err = c.io.sessionRead(c.Conn, p)
+	default:
+		n, err = c.io.read(c.Conn, p)
 	}
-	return c.io.read(c.Conn, p)
+	c.nIn += int64(n)
+	return n, err
 }
 
-func (c *rawConn) Write(p []byte) (int, error) {
+func (c *rawConn) Write(p []byte) (n int, err error) {
 	if c.io.rc == nil {
-		return c.Conn.Write(p)
+		n, err = c.Conn.Write(p)
+	} else {
+		n, err = c.io.write(c.Conn, p)
 	}
-	return c.io.write(c.Conn, p)
+	c.nOut += int64(n)
+	return n, err
 }
 
-// CloseWrite half-closes the underlying TCP connection.
+// takeBytes adds the bytes moved since the last call to cs's HTTP/1
+// byte counters.
+func (c *rawConn) takeBytes(cs *Counters) {
+	if c.nIn != 0 {
+		cs.H1BytesIn.Add(c.nIn)
+	}
+	if c.nOut != 0 {
+		cs.H1BytesOut.Add(c.nOut)
+	}
+	c.nIn, c.nOut = 0, 0
+}
+
+// CloseWrite half-closes the underlying connection: a TCP socket's
+// sending side, a TLS session's (close_notify); anything else is closed.
 func (c *rawConn) CloseWrite() error {
-	if tc, ok := c.Conn.(*net.TCPConn); ok {
-		return tc.CloseWrite()
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		if err := cw.CloseWrite(); err == nil {
+			return nil
+		}
 	}
 	return c.Conn.Close()
 }

@@ -50,7 +50,22 @@ func infoValues(p *core.Process, float bool) []infoValue {
 		t.CumConns = g.ConnTot.Load()
 		t.CumReq = g.ReqTot.Load() // stats-socket streams; requests below
 		t.MaxConnRate, t.MaxSessRate = g.ConnRateMax.Load(), g.SessRateMax.Load()
+		// Bytes sent: the stats socket's (global Bout), HTTP/1 as on
+		// the wire, a tcp stream's to its client and to its server.
+		t.TotalBytesOut = g.Bout.Load()
 		for _, px := range conf.Proxies {
+			if px.IsFrontend() {
+				t.TotalBytesOut += px.FE.H1BytesOut.Load()
+				if px.Mode == core.ModeTCP {
+					t.TotalBytesOut += px.FE.Bout.Load()
+				}
+			}
+			if px.IsBackend() {
+				t.TotalBytesOut += px.BE.H1BytesOut.Load()
+				if px.Mode == core.ModeTCP {
+					t.TotalBytesOut += px.BE.Bin.Load()
+				}
+			}
 			if px.IsFrontend() {
 				t.CurrConns += px.FE.Scur.Load()
 				t.CumReq += px.FE.ReqTot.Load()

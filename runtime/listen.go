@@ -411,7 +411,7 @@ func (s *Server) newSession(c net.Conn, si *socketInfo) *session {
 	ses := &session{
 		srv: s, sock: si, conn: c,
 		r:       bufio.NewReaderSize(c, bufsize),
-		w:       bufio.NewWriterSize(c, 64<<10),
+		w:       bufio.NewWriterSize(countingWriter{c, &s.proc.GlobalCounters().Bout}, 64<<10),
 		level:   si.opts.Level,
 		timeout: s.timeout,
 	}
@@ -508,4 +508,17 @@ func (s *Server) Close() {
 		c.Close()
 	}
 	s.wg.Wait()
+}
+
+// countingWriter counts what the stats socket sends: show info's
+// TotalBytesOut includes it, as HAProxy's does.
+type countingWriter struct {
+	w net.Conn
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
 }

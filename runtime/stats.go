@@ -464,10 +464,12 @@ func (d *statDumper) frontendRow(p *core.Proxy) {
 	if http {
 		// The h1 module's counts that goha keeps anyway: an HTTP
 		// frontend's connections are its sessions, its streams its
-		// requests. The byte counts stay 0.
+		// requests.
 		r.u(modH1+0, c.Scur.Load())
 		r.u(modH1+2, c.ConnTot.Load())
 		r.u(modH1+3, c.ReqTot.Load())
+		r.u(modH1+4, c.H1BytesIn.Load())
+		r.u(modH1+5, c.H1BytesOut.Load())
 	}
 }
 
@@ -666,6 +668,8 @@ func (d *statDumper) backendRow(p *core.Proxy) {
 		r.u(modH1+1, used)
 		r.u(modH1+2, c.Connect.Load())
 		r.u(modH1+3, c.Connect.Load()+c.Reuse.Load())
+		r.u(modH1+4, c.H1BytesIn.Load())
+		r.u(modH1+5, c.H1BytesOut.Load())
 	}
 }
 

@@ -28,6 +28,7 @@ var counterFields = []string{
 	"hrsp_1xx", "hrsp_2xx", "hrsp_3xx", "hrsp_4xx", "hrsp_5xx", "hrsp_other", "lbtot",
 	"req_tot", "intercepted", "cli_abrt", "srv_abrt", "wretr", "wredis", "connect", "reuse",
 	"h1_open_connections", "h1_open_streams", "h1_total_connections", "h1_total_streams",
+	"h1_bytes_in", "h1_bytes_out",
 }
 
 var counterRequests = []string{
