@@ -151,6 +151,7 @@ func TestForwardReconnectBacklog(t *testing.T) {
 			waitFor(t, srv.Connected)
 			r.Write([]byte("first"))
 			s.waitLen(t, 6)
+			waitFor(t, func() bool { return srv.Sent() == 1 })
 			s.close()
 			waitFor(t, func() bool { return !srv.Connected() })
 			// 400 bytes hold 20 records of 1+18 bytes; the rest drop.
@@ -176,6 +177,9 @@ func TestForwardReconnectBacklog(t *testing.T) {
 			// The backlog frees the ring as it is delivered; the next
 			// event then finds room for the drop announcement.
 			s2.waitLen(t, len(want))
+			// The forwarder frees what it sent once its write returned,
+			// which may be after the sink has read it all.
+			waitFor(t, func() bool { return srv.Sent() == uint64(1+stored) })
 			r.Write([]byte("after"))
 			want = frame(want, []byte("9 events dropped"), nil)
 			want = frame(want, []byte("after"), nil)
