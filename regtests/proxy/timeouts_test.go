@@ -104,8 +104,8 @@ listen li
 		})
 	}
 
-	// Inactivity, not age: a stream with traffic every 100 ms outlives a
-	// 300 ms timeout client and timeout server many times over.
+	// Inactivity, not age: a stream with traffic every 150 ms outlives a
+	// 600 ms timeout client and timeout server several times over.
 	t.Run("active stream", func(t *testing.T) {
 		for name, prog := range proxies(t) {
 			srv := harness.TCPServer(t, func(c net.Conn) {
@@ -116,8 +116,8 @@ listen li
 defaults
     mode tcp
     timeout connect 1s
-    timeout client 300ms
-    timeout server 300ms
+    timeout client 600ms
+    timeout server 600ms
 listen li
     bind "fd@${fe}"
     server s1 %s
@@ -127,15 +127,15 @@ listen li
 				t.Fatal(err)
 			}
 			b := make([]byte, 1)
-			for i := 0; i < 15; i++ {
+			for i := 0; i < 16; i++ {
 				c.SetDeadline(time.Now().Add(5 * time.Second))
 				if _, err := c.Write([]byte{byte('a' + i)}); err != nil {
 					t.Fatalf("%s: write %d: %v", name, i, err)
 				}
 				if _, err := io.ReadFull(c, b); err != nil || b[0] != byte('a'+i) {
-					t.Fatalf("%s: echo %d after %d ms of traffic: %q, %v", name, i, i*100, b, err)
+					t.Fatalf("%s: echo %d after %d ms of traffic: %q, %v", name, i, i*150, b, err)
 				}
-				time.Sleep(100 * time.Millisecond)
+				time.Sleep(150 * time.Millisecond)
 			}
 			c.Close()
 			p.Stop()
