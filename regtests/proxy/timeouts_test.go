@@ -13,10 +13,11 @@ import (
 )
 
 // TestTCPTimeouts: each of timeout client, tunnel, client-fin and
-// server-fin ends its side of an idle tcp stream when it should, neither
-// before nor at the longer timeouts around it; timeout connect ends a connection attempt
-// to a server that never answers the SYN with 503. Run on goha and, when
-// installed, HAProxy.
+// server-fin ends its side of an idle tcp stream after its 300 ms, not at
+// once and not at the 10 s timeouts around it; timeout connect ends a
+// connection attempt to a server that never answers the SYN with 503.
+// Run on goha and, when installed, HAProxy. (The lower bound is loose:
+// the test's clock starts a scheduling delay after the proxy's may.)
 func TestTCPTimeouts(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -96,7 +97,7 @@ listen li
 				close(done)
 				if end.IsZero() {
 					t.Errorf("%s: stream not ended by %s", name, tc.name)
-				} else if waited := end.Sub(begin); waited < 250*time.Millisecond || waited > 5*time.Second {
+				} else if waited := end.Sub(begin); waited < 150*time.Millisecond || waited > 5*time.Second {
 					t.Errorf("%s: stream ended after %v by %s (300ms)", name, waited, tc.name)
 				}
 				p.Stop()
@@ -164,7 +165,7 @@ backend be
 			if !strings.HasPrefix(out, "HTTP/1.1 503 ") {
 				t.Errorf("%s: %q, want a 503", name, firstLine(out))
 			}
-			if waited < 250*time.Millisecond || waited > 5*time.Second {
+			if waited < 150*time.Millisecond || waited > 5*time.Second {
 				t.Errorf("%s: answered after %v, timeout connect is 300ms", name, waited)
 			}
 			p.Stop()
