@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The scheduler-thread governor. HAProxy runs nbthread threads whatever
@@ -32,6 +34,8 @@ import (
 //     only take CPU from the processes goha is serving or is served by);
 //   - goha used nearly all its threads and the machine has idle CPUs:
 //     it takes as many more as are idle, up to nbthread.
+// "The machine" is the CPUs goha may run on: a container's cpuset limits
+// it, though /proc/stat shows the whole host.
 // Shards (nbthread) are unaffected: listeners, pools and per-thread
 // counters stay as configured. GOMAXPROCS set in the environment turns
 // the governor off.
@@ -75,11 +79,13 @@ func governedThreads(cur, ceiling int, used, idle float64) int {
 	return cur
 }
 
-// cpuSampler reads the process's CPU time and the machine's idle time.
+// cpuSampler reads the process's CPU time and the idle time of the CPUs
+// it may run on.
 type cpuSampler struct {
 	stat *os.File // /proc/stat, kept open and re-read from the start
 	buf  []byte
-	hz   float64 // clock ticks per second of /proc/stat's counters
+	hz   float64      // clock ticks per second of /proc/stat's counters
+	cpus *unix.CPUSet // the process's CPUs; nil: every CPU of the machine
 }
 
 func newCPUSampler() (*cpuSampler, error) {
@@ -87,10 +93,18 @@ func newCPUSampler() (*cpuSampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cpuSampler{stat: f, buf: make([]byte, 4096), hz: 100}, nil
+	s := &cpuSampler{stat: f, buf: make([]byte, 64<<10), hz: 100}
+	// In a container limited to some of the host's CPUs (a cpuset),
+	// /proc/stat still shows every CPU of the host: only those the
+	// process may use say whether there is room for another thread.
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) == nil && set.Count() > 0 {
+		s.cpus = &set
+	}
+	return s, nil
 }
 
-// sample returns the process's user+system CPU time and the machine's
+// sample returns the process's user+system CPU time and its CPUs'
 // idle+iowait time, both in seconds.
 func (s *cpuSampler) sample() (proc, idle float64, err error) {
 	var ru syscall.Rusage
@@ -102,7 +116,7 @@ func (s *cpuSampler) sample() (proc, idle float64, err error) {
 	if err != nil && err != io.EOF {
 		return 0, 0, err
 	}
-	idle, err = parseIdle(s.buf[:n])
+	idle, err = parseIdle(s.buf[:n], s.cpus)
 	return proc, idle / s.hz, err
 }
 
@@ -110,21 +124,43 @@ func tvSeconds(tv syscall.Timeval) float64 {
 	return float64(tv.Sec) + float64(tv.Usec)/1e6
 }
 
-// parseIdle returns idle+iowait, in clock ticks, from the aggregate "cpu"
-// line of /proc/stat.
-func parseIdle(stat []byte) (float64, error) {
-	line, _, _ := bytes.Cut(stat, []byte("\n"))
-	f := bytes.Fields(line)
-	if len(f) < 6 || string(f[0]) != "cpu" {
-		return 0, fmt.Errorf("unexpected /proc/stat line %q", line)
-	}
+// parseIdle returns idle+iowait, in clock ticks, from /proc/stat: summed
+// over the "cpuN" lines of the CPUs in cpus, or from the aggregate "cpu"
+// line when cpus is nil.
+func parseIdle(stat []byte, cpus *unix.CPUSet) (float64, error) {
 	var sum float64
-	for _, v := range f[4:6] { // idle, iowait
-		n, err := strconv.ParseUint(string(v), 10, 64)
-		if err != nil {
+	found := false
+	for len(stat) > 0 {
+		var line []byte
+		line, stat, _ = bytes.Cut(stat, []byte("\n"))
+		f := bytes.Fields(line)
+		if len(f) == 0 || !bytes.HasPrefix(f[0], []byte("cpu")) {
+			break // the cpu lines come first
+		}
+		if cpus == nil {
+			if string(f[0]) != "cpu" {
+				break
+			}
+		} else {
+			n, err := strconv.Atoi(string(f[0][3:]))
+			if err != nil || !cpus.IsSet(n) {
+				continue // the aggregate line, or another CPU
+			}
+		}
+		if len(f) < 6 {
 			return 0, fmt.Errorf("unexpected /proc/stat line %q", line)
 		}
-		sum += float64(n)
+		for _, v := range f[4:6] { // idle, iowait
+			n, err := strconv.ParseUint(string(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("unexpected /proc/stat line %q", line)
+			}
+			sum += float64(n)
+		}
+		found = true
+	}
+	if !found {
+		return 0, fmt.Errorf("no cpu line in /proc/stat")
 	}
 	return sum, nil
 }

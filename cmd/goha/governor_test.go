@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestGovernedThreads(t *testing.T) {
@@ -58,13 +60,35 @@ func TestGovernedThreadsSettles(t *testing.T) {
 }
 
 func TestParseIdle(t *testing.T) {
-	idle, err := parseIdle([]byte("cpu  2255 34 2290 22625563 6290 127 456 0 0 0\ncpu0 1132 34 1441 11311718 3675 127 438 0 0 0\n"))
-	if err != nil || idle != 22625563+6290 {
-		t.Errorf("parseIdle = %v, %v", idle, err)
+	stat := []byte("cpu  2255 34 2290 22625563 6290 127 456 0 0 0\n" +
+		"cpu0 1132 34 1441 11311718 3675 127 438 0 0 0\n" +
+		"cpu1 1123 0 849 11313845 2615 0 18 0 0 0\n" +
+		"intr 114930548 113199788 0\n")
+	if idle, err := parseIdle(stat, nil); err != nil || idle != 22625563+6290 {
+		t.Errorf("every CPU: %v, %v", idle, err)
 	}
-	for _, bad := range []string{"", "intr 1 2 3\n", "cpu 1 2 3\n", "cpu 1 2 3 x 5\n"} {
-		if _, err := parseIdle([]byte(bad)); err == nil {
-			t.Errorf("parseIdle(%q): no error", bad)
+	var one unix.CPUSet
+	one.Set(1)
+	if idle, err := parseIdle(stat, &one); err != nil || idle != 11313845+2615 {
+		t.Errorf("cpu1 only: %v, %v", idle, err)
+	}
+	var both unix.CPUSet
+	both.Set(0)
+	both.Set(1)
+	if idle, err := parseIdle(stat, &both); err != nil || idle != 11311718+3675+11313845+2615 {
+		t.Errorf("cpu0 and cpu1: %v, %v", idle, err)
+	}
+	var absent unix.CPUSet
+	absent.Set(7)
+	for _, tc := range []struct {
+		stat string
+		cpus *unix.CPUSet
+	}{
+		{"", nil}, {"intr 1 2 3\n", nil}, {"cpu 1 2 3\n", nil}, {"cpu 1 2 3 x 5\n", nil},
+		{string(stat), &absent}, {"cpu 1 2 3 4 5\ncpu1 1 2\n", &one},
+	} {
+		if _, err := parseIdle([]byte(tc.stat), tc.cpus); err == nil {
+			t.Errorf("parseIdle(%q, %v): no error", tc.stat, tc.cpus)
 		}
 	}
 }
