@@ -377,24 +377,19 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 		}
 		sc.dl.armBoth(sc, now, be.Timeouts.Server)
 		// Send the head and what of the body is here; stream the rest.
-		var werr error
-		if complete {
+		if complete && sc.buf.Len() == 0 && (!entry.Reused() || now.Sub(sc.idleAt) < quietIdle) {
 			// The whole request is here: it goes out with the read of
 			// the response (the client buffer and the rewritten head
 			// stay as they are until then).
-			if sc.buf.Len() == 0 && (!entry.Reused() || now.Sub(sc.idleAt) < quietIdle) {
-				sc.io.deferWrite()
-			}
-			_, werr = hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
-		} else {
-			_, werr = hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
-			if werr == nil && !(req.Flags&http1.FlagExpect100 != 0) {
+			sc.io.deferWrite()
+		}
+		_, werr := hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
+		if !complete {
+			if werr == nil && req.Flags&http1.FlagExpect100 == 0 {
 				// The body is under the client timeout, not http-request's.
 				hc.dl.armRead(c, time.Now(), fe.Timeouts.Client)
 				cbuf.Discard(total)
-				seen := hc.reqBody.Data
-				_, werr = http1.Forward(sc, cbuf, c, &hc.reqBody)
-				si.bytesIn += hc.reqBody.Data - seen
+				werr = hc.forwardReqBody(sc, cbuf, c)
 				if werr != nil && !isServerErr(werr, sc) && !hc.killed.Load() {
 					// The client went away mid-body.
 					srv.pool.Done(entry)
@@ -496,6 +491,15 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			return proc.errorReply(fe, c, cbuf, hc, si, 502, total, hc.reqBody.Done()), false
 		}
 	}
+}
+
+// forwardReqBody streams the rest of the request body from the client to
+// sc, counting its data in the exchange's bytes in.
+func (hc *hconn) forwardReqBody(sc *srvConn, cbuf *http1.Buffer, c net.Conn) error {
+	seen := hc.reqBody.Data
+	_, err := http1.Forward(sc, cbuf, c, &hc.reqBody)
+	hc.si.bytesIn += hc.reqBody.Data - seen
+	return err
 }
 
 // replyConn is the Connection header HAProxy's H1 layer puts on a reply
@@ -681,10 +685,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			sbuf.Discard(hlen)
 			if req.Flags&http1.FlagExpect100 != 0 && !hc.reqBody.Done() {
 				hc.dropRequest(cbuf)
-				seen := hc.reqBody.Data
-				_, err := http1.Forward(sc, cbuf, c, &hc.reqBody)
-				si.bytesIn += hc.reqBody.Data - seen
-				if err != nil {
+				if err := hc.forwardReqBody(sc, cbuf, c); err != nil {
 					return 0, false, errClientGone
 				}
 			}
