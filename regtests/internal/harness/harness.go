@@ -320,3 +320,93 @@ func FreePort(t testing.TB) int {
 	t.Fatal("no free port")
 	return 0
 }
+
+// Patience bounds every wait for a state: long enough that only a hang
+// reaches it on a loaded machine, since a wait that gives up early turns
+// slowness into a failure.
+const Patience = 20 * time.Second
+
+// Eventually polls cond until it holds and fails the test, naming what
+// it waited for, if it still does not after Patience.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	if !Within(Patience, cond) {
+		t.Fatalf("still waiting after %v for %s", Patience, what)
+	}
+}
+
+// Within polls cond until it holds or d has passed, and reports whether
+// it held.
+func Within(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// WaitSocket runs a stats-socket command until ok accepts its reply, and
+// returns the last reply and how many connections to the socket it made
+// (they count in show info's totals).
+func WaitSocket(t testing.TB, sock, cmd string, ok func(reply string) bool) (string, int) {
+	t.Helper()
+	var out string
+	n := 0
+	Eventually(t, fmt.Sprintf("%q on %s", cmd, sock), func() bool {
+		n++
+		var err error
+		out, err = Socket(sock, cmd)
+		return err == nil && ok(out)
+	})
+	return out, n
+}
+
+// ParseStat splits show stat's CSV into rows keyed "proxy/server", each a
+// map from column name to value.
+func ParseStat(out string) map[string]map[string]string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	rows := map[string]map[string]string{}
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "# ") {
+		return rows
+	}
+	head := strings.Split(strings.TrimPrefix(lines[0], "# "), ",")
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) < 2 {
+			continue
+		}
+		row := map[string]string{}
+		for i, name := range head {
+			if i < len(f) {
+				row[name] = f[i]
+			}
+		}
+		rows[f[0]+"/"+f[1]] = row
+	}
+	return rows
+}
+
+// WaitScur waits until show stat gives row proxy/server (server
+// "FRONTEND" or "BACKEND" for the proxy's own rows) want current
+// sessions, and returns how many socket connections that took.
+func WaitScur(t testing.TB, sock, proxy, server string, want int) int {
+	t.Helper()
+	key, w := proxy+"/"+server, strconv.Itoa(want)
+	last, n := "", 0
+	if !Within(Patience, func() bool {
+		n++
+		out, err := Socket(sock, "show stat")
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		last = ParseStat(out)[key]["scur"]
+		return last == w
+	}) {
+		t.Fatalf("%s has scur %q after %v, want %d", key, last, Patience, want)
+	}
+	return n
+}
