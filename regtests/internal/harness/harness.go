@@ -54,7 +54,9 @@ func (l *lockedBuf) String() string {
 // Start runs prog -d -f <cfg>. Every `${NAME}` listed in listeners is given
 // a listening socket on 127.0.0.1:0, passed as a file descriptor whose
 // number is put in the environment under NAME, so the configuration says
-// `bind "fd@${NAME}"`. ${TMP} expands to the run directory.
+// `bind "fd@${NAME}"`; a name written "udp:NAME" gets a bound UDP socket
+// instead, for `dgram-bind "fd@${NAME}"`. ${TMP} expands to the run
+// directory.
 func Start(t testing.TB, prog, cfg string, listeners ...string) *Proc {
 	t.Helper()
 	dir := t.TempDir()
@@ -68,19 +70,34 @@ func Start(t testing.TB, prog, cfg string, listeners ...string) *Proc {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMP="+dir)
 	for i, name := range listeners {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+		var f *os.File
+		var addr string
+		if n, ok := strings.CutPrefix(name, "udp:"); ok {
+			name = n
+			pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f, err = pc.(*net.UDPConn).File(); err != nil {
+				t.Fatal(err)
+			}
+			pc.Close()
+			addr = pc.LocalAddr().String()
+		} else {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f, err = ln.(*net.TCPListener).File(); err != nil {
+				t.Fatal(err)
+			}
+			ln.Close()
+			addr = ln.Addr().String()
 		}
-		f, err := ln.(*net.TCPListener).File()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln.Close()
 		defer f.Close()
 		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", name, 3+i))
-		p.Addrs[name] = ln.Addr().String()
+		p.Addrs[name] = addr
 	}
 	cmd.Stdout = p.out
 	cmd.Stderr = p.out
