@@ -381,6 +381,12 @@ func WaitSocket(t testing.TB, sock, cmd string, ok func(reply string) bool) (str
 	return out, n
 }
 
+// WaitCLI waits until the stats socket at sock answers.
+func WaitCLI(t testing.TB, sock string) {
+	t.Helper()
+	WaitSocket(t, sock, "show info", func(string) bool { return true })
+}
+
 // ParseStat splits show stat's CSV into rows keyed "proxy/server", each a
 // map from column name to value.
 func ParseStat(out string) map[string]map[string]string {
