@@ -195,6 +195,15 @@ func (o *origin) answer(c net.Conn, conn, n int, r *oreq) bool {
 		// Sent once the proxy has had time to put the connection back in
 		// its pool: the write is what matters, not when it lands.
 		time.AfterFunc(150*time.Millisecond, func() { io.WriteString(c, stray) })
+	case "/r-cl-te":
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nX-Tag: %s\r\nContent-Length: 62\r\nTransfer-Encoding: chunked\r\n%s\r\n3\r\nok\n\r\n0\r\n\r\n%s", tag, conhdr, stray)
+	case "/r-cl-differ":
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nX-Tag: %s\r\nContent-Length: 3\r\nContent-Length: 62\r\n%s\r\nok\n%s", tag, conhdr, stray)
+	case "/r-chunked-bare-lf":
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nX-Tag: %s\r\nTransfer-Encoding: chunked\r\n%s\r\n3\nok\n\n0\n\n", tag, conhdr)
+	case "/r-close-delimited":
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nX-Tag: %s\r\n\r\nok\n", tag)
+		return false
 	default:
 		io.WriteString(c, ok("200 OK", "ok\n"))
 	}

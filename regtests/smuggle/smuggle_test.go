@@ -149,6 +149,15 @@ func run(v *vector, addr string, o *origin, quiet time.Duration) (*outcome, erro
 	return out, nil
 }
 
+func (o *outcome) summary() string {
+	var b strings.Builder
+	for i, c := range o.clients {
+		fmt.Fprintf(&b, "client %d statuses %v closed %v; ", i, c.statuses, c.closed)
+	}
+	fmt.Fprintf(&b, "origin requests %d", o.nreq)
+	return b.String()
+}
+
 // framing lists, for each response head in b, its status and its
 // Content-Length and Transfer-Encoding fields: what tells a client where
 // the next response starts.
@@ -198,11 +207,17 @@ func waitQuiet(last *atomic.Int64, o *origin, clients []*client, quiet time.Dura
 	}
 }
 
-// violations lists the requests the origin received that went around the
-// frontend's rules.
-func violations(reqs []*oreq) []string {
+// violations lists what breaks the two invariants whatever HAProxy does:
+// every request the origin received went through the frontend's rules,
+// and no client received a response nobody asked for.
+func violations(o *outcome) []string {
 	var bad []string
-	for _, r := range reqs {
+	for i, c := range o.clients {
+		if slices.Contains(c.tags, "stray") {
+			bad = append(bad, fmt.Sprintf("client %d received the origin's unsolicited response", i))
+		}
+	}
+	for _, r := range o.reqs {
 		switch {
 		case r.bad:
 			bad = append(bad, fmt.Sprintf("origin parsed a line no rule saw as a request: %q", r.line))
@@ -362,8 +377,9 @@ func TestSmuggling(t *testing.T) {
 	all := vectors()
 	var vs []*vector
 	runPending := os.Getenv("SMUGGLE_PENDING") != ""
+	only := regexp.MustCompile(os.Getenv("SMUGGLE_VECTORS"))
 	for _, v := range all {
-		if v.pending == "" || runPending {
+		if (v.pending == "" || runPending) && only.MatchString(v.name) {
 			vs = append(vs, v)
 		}
 	}
@@ -408,7 +424,10 @@ func TestSmuggling(t *testing.T) {
 	for _, v := range all {
 		t.Run(v.name, func(t *testing.T) {
 			i, ok := byName[v.name]
-			if !ok {
+			switch {
+			case !only.MatchString(v.name):
+				t.Skip("not in SMUGGLE_VECTORS")
+			case !ok:
 				t.Skipf("pending fix: %s (SMUGGLE_PENDING=1 runs it)", v.pending)
 			}
 			check(t, v, results[i])
@@ -425,10 +444,16 @@ func check(t *testing.T, v *vector, r result) {
 	}
 	report := compare(r.goha, r.haproxy)
 	if !v.tunnel {
-		for _, bad := range violations(r.goha.reqs) {
+		for _, bad := range violations(r.goha) {
 			t.Errorf("goha: %s", bad)
 		}
 	}
+	// HAProxy's own bypasses (an established tunnel is one) are told,
+	// not failed: the suite holds goha to them, not HAProxy.
+	for _, bad := range violations(r.haproxy) {
+		t.Logf("haproxy: %s", bad)
+	}
+	t.Logf("goha: %s", r.goha.summary())
 	raw := func() string {
 		return fmt.Sprintf("client bytes, goha:\n%q\nclient bytes, haproxy:\n%q", r.goha.raw, r.haproxy.raw)
 	}
