@@ -118,11 +118,9 @@ func run(v *vector, addr string, o *origin, quiet time.Duration) (*outcome, erro
 			}
 			clients = append(clients, k)
 		}
-		if _, err := io.WriteString(clients[s.conn].c, s.send); err != nil {
-			// A proxy may close before reading everything; what it
-			// answered is still the outcome.
-			last.Store(time.Now().UnixNano())
-		}
+		// A proxy may close before reading everything, which fails the
+		// write; what it answered is still the outcome.
+		io.WriteString(clients[s.conn].c, s.send)
 		last.Store(time.Now().UnixNano())
 		waitQuiet(&last, o, clients, quiet)
 	}
