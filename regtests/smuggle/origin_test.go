@@ -201,6 +201,15 @@ func (o *origin) answer(c net.Conn, conn, n int, r *oreq) bool {
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nX-Tag: %s\r\nContent-Length: 3\r\nContent-Length: 62\r\n%s\r\nok\n%s", tag, conhdr, stray)
 	case "/r-chunked-bare-lf":
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nX-Tag: %s\r\nTransfer-Encoding: chunked\r\n%s\r\n3\nok\n\n0\n\n", tag, conhdr)
+	case "/r-101":
+		// Switches protocols whether or not the request asked to; the
+		// bytes that follow are parsed as requests again.
+		accept := ""
+		if len(r.get("Sec-WebSocket-Key")) > 0 {
+			accept = "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+		}
+		fmt.Fprintf(c, "HTTP/1.1 101 Switching Protocols\r\nX-Tag: %s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n%s\r\n", tag, accept)
+		return true
 	case "/r-close-delimited":
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nX-Tag: %s\r\n\r\nok\n", tag)
 		return false
@@ -280,10 +289,17 @@ func readRequest(br *bufio.Reader) (*oreq, error) {
 	}
 	chunked := false
 	if r.version != "HTTP/1.0" {
-		if te := r.get("Transfer-Encoding"); len(te) > 0 {
-			codings := strings.Split(te[len(te)-1], ",")
-			chunked = strings.EqualFold(strings.TrimSpace(codings[len(codings)-1]), "chunked")
+		// The last coding decides; empty list elements do not count
+		// (RFC 9110, 5.6.1).
+		var last string
+		for _, te := range r.get("Transfer-Encoding") {
+			for _, c := range strings.Split(te, ",") {
+				if c = strings.TrimSpace(c); c != "" {
+					last = c
+				}
+			}
 		}
+		chunked = strings.EqualFold(last, "chunked")
 	}
 	if chunked {
 		return r, readChunked(br, r)

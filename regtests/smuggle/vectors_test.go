@@ -34,6 +34,7 @@ const (
 	host  = "Host: x\r\n"
 	admin = "GET /admin HTTP/1.1\r\nHost: x\r\n\r\n"
 	next  = "GET /next HTTP/1.1\r\nHost: x\r\n\r\n"
+	ws    = "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
 )
 
 // post is a POST to / with extra header lines and a body.
@@ -65,6 +66,7 @@ func vectors() []*vector {
 			pending: "Content-Length: 5,"},
 		{name: "cl-leading-comma", raw: post("Content-Length: ,5\r\n", "hello") + admin,
 			pending: "Content-Length: 5,"},
+		{name: "cl-list-no-space", raw: post("Content-Length: 5,5\r\n", "hello") + admin},
 		{name: "cl-plus", raw: post("Content-Length: +5\r\n", "hello") + admin},
 		{name: "cl-negative", raw: post("Content-Length: -1\r\n", "hello") + admin},
 		{name: "cl-inner-space", raw: post("Content-Length: 1 0\r\n", "helloworld") + admin},
@@ -97,6 +99,8 @@ func vectors() []*vector {
 		{name: "te-two-fields-identity-first", raw: post("Transfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n", "0\r\n\r\n") + admin},
 		{name: "te-leading-comma", raw: post("Transfer-Encoding: ,chunked\r\n", "0\r\n\r\n") + admin,
 			pending: "not yet filed: Transfer-Encoding ',chunked' is taken as chunked and forwarded unchanged, HAProxy refuses it (422)"},
+		{name: "te-trailing-comma", raw: post("Transfer-Encoding: chunked,\r\n", "0\r\n\r\n") + admin},
+		{name: "te-identity-chunked-no-space", raw: post("Transfer-Encoding: identity,chunked\r\n", "0\r\n\r\n") + admin},
 		{name: "te-gzip-chunked", raw: post("Transfer-Encoding: gzip, chunked\r\n", "0\r\n\r\n") + admin},
 		{name: "te-chunked-gzip", raw: post("Transfer-Encoding: chunked, gzip\r\nContent-Length: 5\r\n", "0\r\n\r\n") + admin},
 		{name: "te-xchunked", raw: post("Transfer-Encoding: xchunked\r\nContent-Length: 5\r\n", "0\r\n\r\n") + admin},
@@ -114,6 +118,7 @@ func vectors() []*vector {
 		{name: "chunk-size-leading-zeros", raw: chunked("0005\r\nhello\r\n0\r\n\r\n")},
 		{name: "chunk-size-0x", raw: chunked("0x5\r\nhello\r\n0\r\n\r\n")},
 		{name: "chunk-size-negative", raw: chunked("-5\r\nhello\r\n0\r\n\r\n")},
+		{name: "chunk-size-trailing-tab", raw: chunked("5\t\r\nhello\r\n0\r\n\r\n")},
 		{name: "chunk-size-leading-space", raw: chunked(" 5\r\nhello\r\n0\r\n\r\n")},
 		{name: "chunk-size-trailing-space", raw: chunked("5 \r\nhello\r\n0\r\n\r\n")},
 		{name: "chunk-size-uppercase", raw: chunked("A\r\n0123456789\r\n0\r\n\r\n")},
@@ -193,13 +198,19 @@ func vectors() []*vector {
 		{name: "oversized-target", raw: "GET /" + big + " HTTP/1.1\r\n" + host + "\r\n" + admin},
 		{name: "too-many-fields", raw: get(many) + admin},
 
-		// Pipelining after responses without a body.
+		// Pipelining after responses without a body, and upgrades.
 		{name: "pipeline-head", raw: "HEAD / HTTP/1.1\r\n" + host + "\r\n" + admin + next},
 		{name: "pipeline-204", raw: "GET /s204 HTTP/1.1\r\n" + host + "\r\n" + admin + next},
 		{name: "pipeline-304", raw: "GET /s304 HTTP/1.1\r\n" + host + "\r\n" + admin + next},
 		{name: "pipeline-three", raw: get("") + admin + next},
 		{name: "pipeline-connection-close", raw: get("Connection: close\r\n") + next},
 		{name: "expect-100-continue", raw: post("Expect: 100-continue\r\nContent-Length: 5\r\n", "hello") + admin},
+		{name: "head-with-body", raw: "HEAD / HTTP/1.1\r\n" + host + "Content-Length: 5\r\n\r\nhello" + admin},
+		{name: "connection-names-x-ruled", raw: get("Connection: X-Ruled\r\n") + admin},
+		{name: "upgrade-refused", steps: []step{{0, get(ws)}, {0, admin}}},
+		{name: "upgrade-accepted", steps: []step{{0, "GET /r-101 HTTP/1.1\r\n" + host + ws + "\r\n"}, {0, admin}}, tunnel: true},
+		{name: "upgrade-unsolicited-101", steps: []step{{0, "GET /r-101 HTTP/1.1\r\n" + host + "\r\n"}, {0, admin}}},
+		{name: "upgrade-h2c", steps: []step{{0, "GET /r-101 HTTP/1.1\r\n" + host + "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"}, {0, admin}}},
 		{name: "upgrade-without-key", raw: get("Connection: upgrade\r\nUpgrade: websocket\r\n") + admin},
 
 		// CONNECT and HTTP/1.0.
@@ -215,6 +226,8 @@ func vectors() []*vector {
 		{name: "http10-chunked", raw: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n" + admin[:32] + "\r\n0\r\n\r\n" + admin,
 			pending: "HTTP/1.0+chunked keep-alive/reuse"},
 		{name: "http10-chunked-keep-alive", raw: "POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n" + admin[:32] + "\r\n0\r\n\r\n" + admin,
+			pending: "HTTP/1.0+chunked keep-alive/reuse"},
+		{name: "http10-chunked-and-length", raw: "POST / HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + admin,
 			pending: "HTTP/1.0+chunked keep-alive/reuse"},
 		{name: "http10-get-with-body", raw: "GET / HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 5\r\n\r\nhello" + admin},
 
