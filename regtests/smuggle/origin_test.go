@@ -31,16 +31,21 @@ const stray = "HTTP/1.1 299 Stray\r\nX-Tag: <<stray>>\r\nContent-Length: 0\r\n\r
 type origin struct {
 	addr string
 
-	mu    sync.Mutex // guards following fields
-	conns []*oconn
-	last  time.Time // last byte received or sent, on any connection
+	mu     sync.Mutex // guards following fields
+	conns  []*oconn
+	events []event   // requests and framing errors, in the order they came
+	last   time.Time // last byte received or sent, on any connection
 }
 
 type oconn struct {
-	id   int
-	raw  bytes.Buffer
-	reqs []*oreq
-	err  string
+	id  int
+	raw bytes.Buffer
+}
+
+// event is a parsed request, or a connection's framing error.
+type event struct {
+	req *oreq
+	err string
 }
 
 // oreq is one request as the origin parsed it; a line that was not a
@@ -117,7 +122,7 @@ func (o *origin) serve(c net.Conn) {
 		r, err := readRequest(br)
 		if r != nil {
 			o.mu.Lock()
-			k.reqs = append(k.reqs, r)
+			o.events = append(o.events, event{req: r})
 			o.mu.Unlock()
 		}
 		if err != nil {
@@ -126,7 +131,7 @@ func (o *origin) serve(c net.Conn) {
 			// or framed badly is part of what the proxy sent.
 			if errors.Is(err, errFraming) {
 				o.mu.Lock()
-				k.err = err.Error()
+				o.events = append(o.events, event{err: err.Error()})
 				o.mu.Unlock()
 			}
 			return
@@ -357,35 +362,33 @@ func readChunked(br *bufio.Reader, r *oreq) error {
 // view is what the origin received, normalised for what the two proxies
 // may legitimately do differently: header names lower-cased (HAProxy
 // lower-cases them, goha keeps their case), chunked bodies decoded
-// (HAProxy re-chunks, goha forwards chunks as received), and requests of
-// all connections in the order they arrived at each (how many server
-// connections carry them is a pooling choice).
+// (HAProxy re-chunks, goha forwards chunks as received), and requests
+// taken in the order they arrived, whatever connection carried them (how
+// many server connections there are is a pooling choice).
 func (o *origin) view() (lines []string, nreq int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, k := range o.conns {
-		if k.raw.Len() == 0 {
+	for _, e := range o.events {
+		r := e.req
+		switch {
+		case r == nil:
+			lines = append(lines, "origin error: "+e.err)
+			continue
+		case r.bad:
+			lines = append(lines, fmt.Sprintf("not a request: %q", r.line))
+			nreq++
 			continue
 		}
-		for _, r := range k.reqs {
-			nreq++
-			if r.bad {
-				lines = append(lines, fmt.Sprintf("not a request: %q", r.line))
-				continue
-			}
-			lines = append(lines, "request: "+r.method+" "+r.target+" "+r.version)
-			for _, h := range r.hdrs {
-				lines = append(lines, fmt.Sprintf("  %s: %q", strings.ToLower(h[0]), h[1]))
-			}
-			if len(r.body) > 0 {
-				lines = append(lines, fmt.Sprintf("  body %q", r.body))
-			}
-			if r.bareLF {
-				lines = append(lines, "  a line ended in a bare LF")
-			}
+		nreq++
+		lines = append(lines, "request: "+r.method+" "+r.target+" "+r.version)
+		for _, h := range r.hdrs {
+			lines = append(lines, fmt.Sprintf("  %s: %q", strings.ToLower(h[0]), h[1]))
 		}
-		if k.err != "" {
-			lines = append(lines, "origin error: "+k.err)
+		if len(r.body) > 0 {
+			lines = append(lines, fmt.Sprintf("  body %q", r.body))
+		}
+		if r.bareLF {
+			lines = append(lines, "  a line ended in a bare LF")
 		}
 	}
 	return lines, nreq
@@ -396,8 +399,35 @@ func (o *origin) requests() []*oreq {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var rs []*oreq
-	for _, k := range o.conns {
-		rs = append(rs, k.reqs...)
+	for _, e := range o.events {
+		if e.req != nil {
+			rs = append(rs, e.req)
+		}
 	}
 	return rs
+}
+
+// received returns the bytes each connection received, in accept order.
+func (o *origin) received() [][]byte {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var b [][]byte
+	for _, k := range o.conns {
+		if k.raw.Len() > 0 {
+			b = append(b, bytes.Clone(k.raw.Bytes()))
+		}
+	}
+	return b
+}
+
+// reset forgets what the origin recorded, for a replay. Connections the
+// proxy pooled during the first run stay in the list, emptied, since their
+// next requests belong to the replay.
+func (o *origin) reset() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.events = nil
+	for _, k := range o.conns {
+		k.raw.Reset()
+	}
 }

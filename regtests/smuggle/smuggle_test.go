@@ -45,6 +45,7 @@ type outcome struct {
 	nreq    int
 	reqs    []*oreq
 	raw     [][]byte // bytes each client connection received
+	sent    [][]byte // bytes each origin connection received
 }
 
 type clientView struct {
@@ -144,6 +145,7 @@ func run(v *vector, addr string, o *origin, quiet time.Duration) (*outcome, erro
 	}
 	out.origin, out.nreq = o.view()
 	out.reqs = o.requests()
+	out.sent = o.received()
 	return out, nil
 }
 
@@ -453,7 +455,8 @@ func check(t *testing.T, v *vector, r result) {
 	}
 	t.Logf("goha: %s", r.goha.summary())
 	raw := func() string {
-		return fmt.Sprintf("client bytes, goha:\n%q\nclient bytes, haproxy:\n%q", r.goha.raw, r.haproxy.raw)
+		return fmt.Sprintf("client bytes, goha:\n%q\nclient bytes, haproxy:\n%q\norigin bytes, goha:\n%q\norigin bytes, haproxy:\n%q",
+			r.goha.raw, r.haproxy.raw, r.goha.sent, r.haproxy.sent)
 	}
 	switch {
 	case v.pending != "" && report != "":
@@ -466,18 +469,5 @@ func check(t *testing.T, v *vector, r result) {
 		t.Logf("known difference: %s\n%s", v.diff, report)
 	case report != "":
 		t.Errorf("differs from HAProxy:\n%s%s", report, raw())
-	}
-}
-
-// reset forgets what the origin recorded, for a replay.
-func (o *origin) reset() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	// Connections the proxy pooled during the first run stay in the list,
-	// emptied, since their next requests belong to the replay.
-	for _, k := range o.conns {
-		k.raw.Reset()
-		k.reqs = nil
-		k.err = ""
 	}
 }
