@@ -323,14 +323,13 @@ defaults
 }
 
 type side struct {
-	name    string
 	proc    *harness.Proc
 	origins []*origin
 	names   []string
 }
 
-func start(t *testing.T, name, prog string, vs []*vector) *side {
-	s := &side{name: name}
+func start(t *testing.T, prog string, vs []*vector) *side {
+	s := &side{}
 	for range vs {
 		s.origins = append(s.origins, newOrigin(t))
 	}
@@ -369,9 +368,9 @@ func play(v *vector, i int, g, h *side, quiet time.Duration) result {
 }
 
 // TestSmuggling runs every vector on goha and HAProxy, 24 at a time. A
-// vector whose outcomes differ is replayed once, alone on fresh origins
-// and with a longer quiet period, so that a slow machine is not taken for
-// a difference.
+// vector whose outcomes differ is replayed once, its origins' records
+// emptied and with a longer quiet period, so that a slow machine is not
+// taken for a difference.
 func TestSmuggling(t *testing.T) {
 	haproxy := bin.HAProxy(t)
 	all := vectors()
@@ -383,8 +382,8 @@ func TestSmuggling(t *testing.T) {
 			vs = append(vs, v)
 		}
 	}
-	g := start(t, "goha", bin.Path(t, "goha"), vs)
-	h := start(t, "haproxy", haproxy, vs)
+	g := start(t, bin.Path(t, "goha"), vs)
+	h := start(t, haproxy, vs)
 
 	results := make([]result, len(vs))
 	sem := make(chan struct{}, 24)
@@ -448,8 +447,8 @@ func check(t *testing.T, v *vector, r result) {
 			t.Errorf("goha: %s", bad)
 		}
 	}
-	// HAProxy's own bypasses (an established tunnel is one) are told,
-	// not failed: the suite holds goha to them, not HAProxy.
+	// The invariants are goha's to keep; where HAProxy breaks one (it
+	// forwards an established tunnel unexamined), that is only logged.
 	for _, bad := range violations(r.haproxy) {
 		t.Logf("haproxy: %s", bad)
 	}
