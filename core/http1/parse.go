@@ -607,7 +607,10 @@ func (h *Head) finish() error {
 				}
 			}
 		} else if h.Flags&FlagVer11 == 0 {
-			h.Flags |= FlagForceClose
+			// An HTTP/1.0 server knows no chunked: a body it does not
+			// see as one must not be followed by another request on
+			// the same connection.
+			h.Flags |= FlagForceClose | FlagCloseServer
 		}
 		if !h.resp && h.Flags&FlagChunked == 0 {
 			return h.fail(ErrTransferEncoding, eoh)
@@ -626,8 +629,18 @@ func (h *Head) finish() error {
 
 func (h *Head) finishRequest(teOther bool, eoh int) error {
 	if h.Method == MethodCONNECT {
-		h.Flags &^= FlagContentLength | FlagChunked
+		// A CONNECT has no body: a Content-Length or Transfer-Encoding
+		// sent on would let a server that honours it take the next
+		// request's bytes for that body, out of reach of the rules.
+		// HAProxy removes Content-Length, and closes the server side
+		// after a CONNECT that had Transfer-Encoding.
+		if h.Flags&FlagTransferEncoding != 0 {
+			h.Flags |= FlagCloseServer
+		}
+		h.Flags &^= FlagContentLength | FlagChunked | FlagTransferEncoding
 		h.ContentLength = 0
+		h.Del("content-length")
+		h.Del("transfer-encoding")
 	}
 	hasBody := h.Flags&FlagChunked != 0 || (h.Flags&FlagContentLength != 0 && h.ContentLength > 0)
 	if h.Flags&FlagConnUpgrade != 0 && hasBody {

@@ -179,9 +179,11 @@ func TestRequestFraming(t *testing.T) {
 		{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", BodyChunked, 0, false, true,
 			FlagVer11 | FlagChunked | FlagTransferEncoding | FlagForceClose},
 		{"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", BodyChunked, 0, false, false,
-			FlagChunked | FlagTransferEncoding | FlagForceClose},
+			FlagChunked | FlagTransferEncoding | FlagForceClose | FlagCloseServer},
 		{"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n", BodyLength, 3, true, true, FlagVer11 | FlagContentLength},
-		{"CONNECT a:443 HTTP/1.1\r\nContent-Length: 3\r\n\r\n", BodyNone, 0, true, false, FlagVer11},
+		// A CONNECT has no body: its framing fields are removed.
+		{"CONNECT a:443 HTTP/1.1\r\nContent-Length: 3\r\n\r\n", BodyNone, 0, true, true, FlagVer11},
+		{"CONNECT a:443 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", BodyNone, 0, true, true, FlagVer11 | FlagCloseServer},
 		{"GET / HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n", BodyLength, 3, true, false, FlagVer11 | FlagExpect100 | FlagContentLength},
 		// An upgrade request with a body loses its Upgrade header.
 		{"POST / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: h2c\r\nContent-Length: 1\r\n\r\n", BodyLength, 1, true, true, FlagVer11 | FlagContentLength},
