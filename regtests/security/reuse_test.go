@@ -1,0 +1,66 @@
+//go:build regtest
+
+package security
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+// http10 follows HTTP/1.0's rules: it knows no Transfer-Encoding (a
+// chunked body is just more bytes, in which it looks for the next
+// request line), reads a Content-Length body, and keeps a connection
+// only when asked with "Connection: keep-alive".
+func http10(o *origin, sc *sconn) {
+	for {
+		h, err := sc.readHead(true)
+		if err != nil {
+			return
+		}
+		if _, err := io.CopyN(io.Discard, sc.br, int64(h.contentLength())); err != nil {
+			return
+		}
+		keep := strings.Contains(strings.ToLower(h.hdr["connection"]), "keep-alive")
+		extra := ""
+		if keep {
+			extra = "Connection: keep-alive\r\n"
+		}
+		fmt.Fprintf(sc.c, "HTTP/1.0 200 OK\r\nContent-Length: %d\r\n%s\r\n%s", len(h.path), extra, h.path)
+		if !keep {
+			return
+		}
+	}
+}
+
+// An HTTP/1.0 request with a chunked body is sent to the server without
+// keep-alive and its server connection is never used again: a server
+// that follows HTTP/1.0 takes the chunks for a next request, whose
+// response would otherwise reach the next client on that connection.
+func TestHTTP10ChunkedNotReused(t *testing.T) {
+	hidden := "GET /hidden HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+	req := fmt.Sprintf("POST /a HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(hidden), hidden)
+	each(t, baseCfg, http10, func(t *testing.T, addr string, o *origin) {
+		a := dial(t, addr)
+		a.send(req)
+		if st, body := a.response(); st != 200 || body != "/a" {
+			t.Fatalf("POST /a answered %d %q", st, body)
+		}
+		head := strings.ToLower(o.received(1))
+		head, _, _ = strings.Cut(head, "\r\n\r\n")
+		if strings.Contains(head, "keep-alive") {
+			t.Errorf("the HTTP/1.0 chunked request went to the server as keep-alive:\n%s", head)
+		}
+		for i := 0; i < 3; i++ {
+			b := dial(t, addr)
+			b.send("GET /b HTTP/1.1\r\nHost: a\r\n\r\n")
+			if st, body := b.response(); st != 200 || body != "/b" {
+				t.Fatalf("another client's GET /b answered %d %q", st, body)
+			}
+		}
+		if got := o.received(1); strings.Contains(got, "/b") {
+			t.Errorf("the server connection of the HTTP/1.0 chunked request carried another request:\n%s", got)
+		}
+	})
+}
