@@ -86,6 +86,7 @@ type srvConn struct {
 	buf    *http1.Buffer
 	dl     connDeadlines
 	idleAt time.Time // when it last went back to the pool
+	peek   peeker    // whether bytes came while idle (Quiet)
 }
 
 // quietIdle is how long a pooled server connection may have been idle and
@@ -611,6 +612,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 			be.BE.Connect.Add(1)
 			sc := &srvConn{rawConn: rawConn{Conn: nc}, bec: &be.BE}
 			sc.io.initRaw(nc)
+			sc.peek.init(nc)
 			si.connected = true
 			return srv.pool.Track(sc, gen), srv, nil
 		}

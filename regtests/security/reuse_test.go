@@ -64,3 +64,66 @@ func TestHTTP10ChunkedNotReused(t *testing.T) {
 		}
 	})
 }
+
+const stray = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray"
+
+// A server connection that received bytes while idle, or whose response
+// was followed by more bytes than it announced, is closed: those bytes
+// answer no request, and reusing the connection would deliver them as
+// the next request's response.
+func TestIdleServerDataNotReused(t *testing.T) {
+	cases := []struct {
+		name string
+		// together: the stray response comes in the same write as the
+		// real one; otherwise once the client has its response.
+		together bool
+	}{
+		{"arrives while idle", false},
+		{"left over after the response", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			send := make(chan chan struct{})
+			h := func(o *origin, sc *sconn) {
+				for {
+					h, err := sc.readHead(false)
+					if err != nil {
+						return
+					}
+					switch {
+					case h.path != "/1":
+						sc.respond(h, "")
+					case tc.together:
+						fmt.Fprintf(sc.c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n/1%s", stray)
+					default:
+						sc.respond(h, "")
+						done := <-send
+						io.WriteString(sc.c, stray)
+						close(done)
+					}
+				}
+			}
+			each(t, baseCfg, h, func(t *testing.T, addr string, o *origin) {
+				cl := dial(t, addr)
+				cl.send("GET /1 HTTP/1.1\r\nHost: a\r\n\r\n")
+				if st, body := cl.response(); st != 200 || body != "/1" {
+					t.Fatalf("GET /1 answered %d %q", st, body)
+				}
+				if !tc.together {
+					// Once the origin's write has returned, the bytes
+					// are in the proxy's receive queue (loopback).
+					done := make(chan struct{})
+					send <- done
+					<-done
+				}
+				cl.send("GET /2 HTTP/1.1\r\nHost: a\r\n\r\n")
+				if st, body := cl.response(); st != 200 || body != "/2" {
+					t.Errorf("GET /2 answered %d %q: the bytes the server sent while idle reached the client", st, body)
+				}
+				if got := o.received(1); strings.Contains(got, "/2") {
+					t.Errorf("the connection that held unread bytes carried the next request")
+				}
+			})
+		})
+	}
+}
