@@ -129,7 +129,7 @@ func (r recorder) Read(p []byte) (int, error) {
 func (o *origin) received(i int) string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if i > len(o.conns) {
+	if i < 1 || i > len(o.conns) {
 		return ""
 	}
 	return o.conns[i-1].rec.String()
