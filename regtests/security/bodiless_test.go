@@ -130,10 +130,10 @@ func TestConnectTunnel(t *testing.T) {
 	})
 }
 
-// bodiless serves each request with a response that has no body by
-// definition but announces one (204, 304, a HEAD's 200), followed by the
-// body anyway would be a second message; the proxy must frame the
-// response by its status and method, never by its Content-Length.
+// Responses that have no body by definition (204, 304, 1xx, a HEAD's
+// 200) but announce one, or are followed by bytes anyway: the proxy frames
+// them by status and method, never by Content-Length, and the bytes that
+// follow reach no client.
 func TestBodilessResponses(t *testing.T) {
 	h := func(o *origin, sc *sconn) {
 		for {
@@ -148,6 +148,10 @@ func TestBodilessResponses(t *testing.T) {
 				io.WriteString(sc.c, "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n")
 			case "/head":
 				io.WriteString(sc.c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
+			case "/head-body":
+				io.WriteString(sc.c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray")
+			case "/204-body":
+				io.WriteString(sc.c, "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray")
 			case "/100":
 				io.WriteString(sc.c, "HTTP/1.1 100 Continue\r\nContent-Length: 5\r\n\r\n")
 				sc.respond(h, "")
@@ -158,7 +162,7 @@ func TestBodilessResponses(t *testing.T) {
 	}
 	each(t, baseCfg, h, func(t *testing.T, addr string, o *origin) {
 		cl := dial(t, addr)
-		for _, c := range []struct{ method, path string }{{"GET", "/204"}, {"GET", "/304"}, {"HEAD", "/head"}, {"GET", "/100"}} {
+		for _, c := range []struct{ method, path string }{{"GET", "/204"}, {"GET", "/304"}, {"HEAD", "/head"}, {"GET", "/100"}, {"HEAD", "/head-body"}, {"GET", "/204-body"}} {
 			cl.send(c.method + " " + c.path + " HTTP/1.1\r\nHost: a\r\n\r\n")
 			st, _ := readHeadOnly(cl)
 			if c.path == "/100" {
