@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // http10 follows HTTP/1.0's rules: it knows no Transfer-Encoding (a
@@ -46,6 +47,9 @@ func TestHTTP10ChunkedNotReused(t *testing.T) {
 		a.send(req)
 		if st, body := a.response(); st != 200 || body != "/a" {
 			t.Fatalf("POST /a answered %d %q", st, body)
+		}
+		if !a.closed(3 * time.Second) {
+			t.Errorf("the client connection stayed open after an HTTP/1.0 chunked request")
 		}
 		head := strings.ToLower(o.received(1))
 		head, _, _ = strings.Cut(head, "\r\n\r\n")
