@@ -612,7 +612,8 @@ func (h *Head) finish() error {
 					h.fields[j].drop = true
 				}
 			}
-		} else if h.Flags&FlagVer11 == 0 {
+		}
+		if h.Flags&FlagVer11 == 0 {
 			// An HTTP/1.0 server knows no chunked: a body it does not
 			// see as one must not be followed by another request on
 			// the same connection.

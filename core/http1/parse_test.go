@@ -188,6 +188,8 @@ func TestRequestFraming(t *testing.T) {
 			FlagVer11 | FlagChunked | FlagTransferEncoding | FlagForceClose},
 		{"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", BodyChunked, 0, false, false,
 			FlagChunked | FlagTransferEncoding | FlagForceClose | FlagCloseServer},
+		{"POST / HTTP/1.0\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", BodyChunked, 0, false, true,
+			FlagChunked | FlagTransferEncoding | FlagForceClose | FlagCloseServer},
 		{"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n", BodyLength, 3, true, true, FlagVer11 | FlagContentLength},
 		// A CONNECT has no body: its framing fields are removed.
 		{"CONNECT a:443 HTTP/1.1\r\nContent-Length: 3\r\n\r\n", BodyNone, 0, true, true, FlagVer11},
