@@ -127,6 +127,18 @@ func TestConnectTunnel(t *testing.T) {
 		if _, err := io.ReadFull(cl.br, got); err != nil || string(got) != "echo:pong" {
 			t.Fatalf("through the tunnel: %q, %v", got, err)
 		}
+
+		// Bytes sent right behind the request, before the answer, go
+		// into the tunnel once it opens.
+		cl = dial(t, addr)
+		cl.send("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\nearly")
+		if st, _ := readHeadOnly(cl); st != 200 {
+			t.Fatalf("CONNECT with early bytes answered %d", st)
+		}
+		got = make([]byte, len("echo:early"))
+		if _, err := io.ReadFull(cl.br, got); err != nil || string(got) != "echo:early" {
+			t.Fatalf("early bytes through the tunnel: %q, %v", got, err)
+		}
 	})
 }
 
