@@ -243,7 +243,9 @@ func WaitListening(t testing.TB, addr string, d time.Duration) {
 // peer sends until it closes or the timeout passes.
 func RawRequest(t testing.TB, addr string, raw string, timeout time.Duration) string {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, time.Second)
+	// A loopback connect is quick, but a loaded machine may not run
+	// this process for a second or more.
+	c, err := net.DialTimeout("tcp", addr, Patience)
 	if err != nil {
 		t.Fatal(err)
 	}
