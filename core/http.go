@@ -684,8 +684,10 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 		si.tr, si.gotResp = time.Since(si.accept), true
 		if resp.IsInterim() {
 			// 100-continue and other interim responses go to the client
-			// as they are; the final response follows.
-			if _, err := c.Write(sbuf.Bytes()[:hlen]); err != nil {
+			// as they are, less their framing fields; the final
+			// response follows.
+			hc.rwResp.Reset()
+			if _, err := hc.rwResp.WriteTo(c, resp, nil); err != nil {
 				return 0, false, errClientGone
 			}
 			si.bytesOut += int64(resp.HTXSize())

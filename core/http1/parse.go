@@ -436,7 +436,21 @@ func (h *Head) transferEncoding(i int) error {
 	f := &h.fields[i]
 	h.Flags |= FlagTransferEncoding
 	v := f.value.of(h.buf)
-	for e, rest, ok := NextValue(v); ok; e, rest, ok = NextValue(rest) {
+	// Unlike NextValue, an empty element (a leading or doubled comma) is
+	// a coding of its own, neither chunked nor known: ",chunked" is then
+	// refused as HAProxy refuses it, where skipping the comma would send
+	// on a field a server may not read as chunked. Only a comma ending
+	// the list opens no element.
+	for p := 0; p < len(v); p++ {
+		if isLWS(v[p]) {
+			continue
+		}
+		n := p
+		for n < len(v) && v[n] != ',' {
+			n++
+		}
+		e := trimLWS(v[p:n])
+		p = n
 		h.Flags &^= FlagChunked
 		if eqFold(e, "chunked") {
 			if h.Flags&flagTEChunkedSeen != 0 {
@@ -682,6 +696,16 @@ func (h *Head) finishRequest(teOther bool, eoh int) error {
 
 func (h *Head) finishResponse(teOther bool, eoh int) error {
 	st := h.Status
+	if (st >= 100 && st < 200 && st != 101) || st == 204 {
+		// No body can follow, so the framing fields describe none: a
+		// client or cache that trusted them would take the next
+		// response for this one's body. HAProxy removes them; a 304's
+		// and a HEAD response's describe the representation and stay.
+		h.Flags &^= FlagContentLength | FlagChunked | FlagTransferEncoding
+		h.ContentLength = 0
+		h.Del("content-length")
+		h.Del("transfer-encoding")
+	}
 	switch {
 	case (h.Method == MethodCONNECT && st >= 200 && st < 300) || st == 101:
 		h.Body = BodyTunnel

@@ -214,3 +214,76 @@ func readHeadOnly(cl *client) (int, string) {
 		}
 	}
 }
+
+// framing lists the Content-Length and Transfer-Encoding fields of a raw
+// head, lower-cased, in order.
+func framing(head string) string {
+	var out []string
+	for _, l := range strings.Split(head, "\r\n") {
+		k, v, ok := strings.Cut(l, ":")
+		k = strings.ToLower(strings.TrimSpace(k))
+		if ok && (k == "content-length" || k == "transfer-encoding") {
+			out = append(out, k+": "+strings.TrimSpace(v))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// The framing fields a server puts on a response that has no body by
+// definition reach the client as HAProxy 2.6 lets them: a 1xx's or a
+// 204's Content-Length and Transfer-Encoding are removed (a client or a
+// cache that trusts them would read what follows as a body), a 304's and
+// a HEAD response's are kept, since they describe the representation.
+func TestBodilessResponseFraming(t *testing.T) {
+	cases := []struct {
+		method, resp string
+		want         []string // framing of each head the client gets
+	}{
+		{"GET", "HTTP/1.1 204 No Content\r\nContent-Length: 59\r\n\r\n", []string{""}},
+		{"GET", "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n", []string{""}},
+		{"GET", "HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n", []string{""}},
+		{"HEAD", "HTTP/1.1 204 No Content\r\nContent-Length: 59\r\n\r\n", []string{""}},
+		{"GET", "HTTP/1.1 304 Not Modified\r\nContent-Length: 59\r\n\r\n", []string{"content-length: 59"}},
+		{"GET", "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n", []string{"transfer-encoding: chunked"}},
+		{"GET", "HTTP/1.1 100 Continue\r\nContent-Length: 59\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", []string{"", "content-length: 0"}},
+		{"GET", "HTTP/1.1 103 Early Hints\r\nTransfer-Encoding: chunked\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", []string{"", "content-length: 0"}},
+		{"HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 59\r\n\r\n", []string{"content-length: 59"}},
+		{"HEAD", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", []string{"transfer-encoding: chunked"}},
+		{"HEAD", "HTTP/1.1 304 Not Modified\r\nContent-Length: 59\r\n\r\n", []string{"content-length: 59"}},
+	}
+	h := func(o *origin, sc *sconn) {
+		for {
+			h, err := sc.readHead(false)
+			if err != nil {
+				return
+			}
+			var i int
+			if _, err := fmt.Sscanf(h.path, "/r/%d", &i); err == nil && i < len(cases) {
+				io.WriteString(sc.c, cases[i].resp)
+				continue
+			}
+			sc.respond(h, "")
+		}
+	}
+	each(t, baseCfg, h, func(t *testing.T, addr string, o *origin) {
+		cl := dial(t, addr)
+		for i, c := range cases {
+			cl.send(fmt.Sprintf("%s /r/%d HTTP/1.1\r\nHost: a\r\n\r\n", c.method, i))
+			var got []string
+			for range c.want {
+				st, head := readHeadOnly(cl)
+				if st == 0 {
+					t.Fatalf("%s %q: no response", c.method, c.resp)
+				}
+				got = append(got, framing(head))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("%s %q: the client got framing %q, want %q", c.method, c.resp, got, c.want)
+			}
+			cl.send("GET /next HTTP/1.1\r\nHost: a\r\n\r\n")
+			if st, body := cl.response(); st != 200 || body != "/next" {
+				t.Fatalf("after %s %q: the next request got %d %q", c.method, c.resp, st, body)
+			}
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // recordOrigin reads each request with its body, chunked framing read
@@ -148,6 +149,59 @@ func TestChunkedResponseBareLF(t *testing.T) {
 		}
 		if i := bareLF(got); i >= 0 {
 			t.Errorf("the client received a bare LF at %d: %q", i, got)
+		}
+	})
+}
+
+// Transfer-Encoding lists with empty elements, with HAProxy's answer: a
+// leading or doubled comma opens an element that is no coding goha or
+// HAProxy knows (422 when chunked still ends the list, 400 when an empty
+// element follows chunked), while a comma that only ends the list is
+// ignored. An accepted request is framed as chunked, so the request behind
+// it meets the rules.
+func TestTransferEncodingLists(t *testing.T) {
+	vecs := []struct {
+		te     string
+		status int
+	}{
+		{",chunked", 422},
+		{", chunked", 422},
+		{",,chunked", 422},
+		{" ,chunked", 422},
+		{"gzip,,chunked", 422},
+		{"chunked,,", 400},
+		{"chunked, ,", 400},
+		{",", 400},
+		{"chunked,", 200},
+		{"chunked, ", 200},
+		{"chunked ,", 200},
+	}
+	each(t, baseCfg, recordOrigin, func(t *testing.T, addr string, o *origin) {
+		for _, v := range vecs {
+			before := o.numConns()
+			cl := dial(t, addr)
+			cl.send("POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: " + v.te + "\r\n\r\n0\r\n\r\n" +
+				"GET /admin HTTP/1.1\r\nHost: a\r\n\r\n")
+			st, _ := cl.response()
+			if st != v.status {
+				t.Errorf("%q: %d, want %d", v.te, st, v.status)
+				cl.c.Close()
+				continue
+			}
+			if st != 200 {
+				if !cl.closed(2 * time.Second) {
+					t.Errorf("%q: refused, yet the connection stays open", v.te)
+				}
+				if o.numConns() != before {
+					t.Errorf("%q: refused, yet the server was contacted", v.te)
+				}
+				cl.c.Close()
+				continue
+			}
+			if st, _ := cl.response(); st != 403 {
+				t.Errorf("%q: the request behind the body got %d, want 403", v.te, st)
+			}
+			cl.c.Close()
 		}
 	})
 }
