@@ -48,6 +48,10 @@ type hconn struct {
 	// of the client buffer: it stays there until the response head
 	// arrives, so that a stale pooled connection can be retried.
 	reqPending int
+
+	// The two sides of a body being streamed, with their inactivity
+	// timeouts re-armed as it moves.
+	cliIO, srvIO activeConn
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -127,6 +131,7 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	defer func() {
 		hc.raw.takeBytes(&fe.FE)
 		hc.raw.Conn, hc.raw.io.rc = nil, nil
+		hc.cliIO, hc.srvIO = activeConn{}, activeConn{}
 	}()
 	hc.dl = connDeadlines{}
 	cbuf := bufPool.Get()
@@ -375,7 +380,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			sc.buf = bufPool.Get()
 			sc.buf.Reset()
 		}
-		sc.dl.armBoth(sc, now, be.Timeouts.Server)
+		// timeout server counts from the request's sending, not from
+		// its arrival: the connect time is not the server's.
+		sc.dl.armBoth(sc, time.Now(), be.Timeouts.Server)
 		// Send the head and what of the body is here; stream the rest.
 		if complete && sc.buf.Len() == 0 && (!entry.Reused() || now.Sub(sc.idleAt) < quietIdle) {
 			// The whole request is here: it goes out with the read of
@@ -497,7 +504,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 // sc, counting its data in the exchange's bytes in.
 func (hc *hconn) forwardReqBody(sc *srvConn, cbuf *http1.Buffer, c net.Conn) error {
 	seen := hc.reqBody.Data
-	_, err := http1.Forward(sc, cbuf, c, &hc.reqBody)
+	hc.cliIO = activeConn{c: c, dl: &hc.dl.read, to: hc.si.fe.Timeouts.Client, kind: armRead}
+	hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: hc.si.be.Timeouts.Server, kind: armBoth}
+	_, err := http1.Forward(&hc.srvIO, cbuf, &hc.cliIO, &hc.reqBody)
 	hc.si.bytesIn += hc.reqBody.Data - seen
 	return err
 }
@@ -755,7 +764,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 	}
 	if !complete {
 		defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
-		if _, err := http1.Forward(c, sbuf, sc, &hc.rsBody); err != nil {
+		hc.cliIO = activeConn{c: c, dl: &hc.dl.write, to: fe.Timeouts.Client, kind: armWrite}
+		hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: be.Timeouts.Server, kind: armBoth}
+		if _, err := http1.Forward(&hc.cliIO, sbuf, &hc.srvIO, &hc.rsBody); err != nil {
 			if isTimeout(err) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return resp.Status, false, errHeadersSent
 			}
