@@ -447,6 +447,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				continue
 			}
 			srv.pool.Done(entry)
+			if si.status > 0 && (rerr == errHeadersSent || rerr == errClientGone || rerr == errBodyTimeout || rerr == errClientTimeout) {
+				return proc.responseCut(fe, be, srv, si, rerr, start), false
+			}
 			st := 502
 			si.term = [2]byte{'S', 'H'}
 			if isTimeout(rerr) {
@@ -474,11 +477,6 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				} else {
 					srv.observe(check.EventHTTPReadError)
 				}
-			}
-			if rerr == errHeadersSent {
-				si.tt = time.Since(start)
-				proc.logHTTP(si)
-				return false, false
 			}
 			si.status = st
 			return proc.errorReply(fe, c, cbuf, hc, si, st, hc.reqPending, hc.reqBody.Done()), false
@@ -527,6 +525,41 @@ func (hc *hconn) replyConn(bodyRead bool) http1.ConnValue {
 	return http1.ConnNone
 }
 
+// responseCut ends an exchange whose response was cut after its head
+// went to the client, counted and logged as HAProxy does: the status
+// counts among the responses, a server's close or reset is SD (a response
+// error and a server abort), its silence sD (a server abort only), the
+// client's going away CD and its not reading cD (a client abort).
+func (proc *Process) responseCut(fe, be *Proxy, srv *Server, si *streamInfo, err error, start time.Time) bool {
+	switch err {
+	case errClientGone, errClientTimeout:
+		si.term = [2]byte{'C', 'D'}
+		if err == errClientTimeout {
+			si.term[0] = 'c'
+		}
+		srv.Counters.CliAbrt.Add(1)
+		fe.FE.CliAbrt.Add(1)
+		be.BE.CliAbrt.Add(1)
+	case errBodyTimeout:
+		si.term = [2]byte{'s', 'D'}
+		srv.Counters.SrvAbrt.Add(1)
+		be.BE.SrvAbrt.Add(1)
+		srv.observe(check.EventHTTPReadTimeout)
+	default:
+		si.term = [2]byte{'S', 'D'}
+		srv.Counters.Eresp.Add(1)
+		be.BE.Eresp.Add(1)
+		srv.Counters.SrvAbrt.Add(1)
+		be.BE.SrvAbrt.Add(1)
+		srv.observe(check.EventHTTPReadError)
+	}
+	si.tt = time.Since(start)
+	si.ta = si.tt
+	proc.accountHTTP(fe, be, srv, si)
+	proc.logHTTP(si)
+	return false
+}
+
 // killedExchange ends an exchange that "shutdown sessions server" killed,
 // as HAProxy does: a 502 logged KH when no response had begun, the
 // client's connection going on if its request was read whole; a response
@@ -563,6 +596,9 @@ var (
 	errStaleConn   = errors.New("core: server closed an idle connection")
 	errClientGone  = errors.New("core: client closed")
 	errHeadersSent = errors.New("core: response aborted after its head was sent")
+	errBodyTimeout = errors.New("core: server timed out after the response head was sent")
+	// The client read nothing for timeout client while a response streamed.
+	errClientTimeout = errors.New("core: client timed out")
 )
 
 func isServerErr(err error, sc net.Conn) bool {
@@ -607,21 +643,21 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 	for attempt := 0; ; attempt++ {
 		gen := srv.pool.Gen()
 		t0 := time.Now()
+		countAttempt(be, srv)
 		nc, _, err := srv.dialServer(ctx, clientPort(c), be.connectTimeout(), sni)
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.observe(check.EventL4OK)
-			srv.Counters.Connect.Add(1)
-			be.BE.Connect.Add(1)
 			sc := &srvConn{rawConn: rawConn{Conn: nc}, bec: &be.BE}
 			sc.io.initRaw(nc)
 			si.connected = true
 			return srv.pool.Track(sc, gen), srv, nil
 		}
 		srv.observe(check.EventL4Err)
-		srv.Counters.Econ.Add(1)
-		be.BE.Econ.Add(1)
+		countFailedAttempt(srv, time.Now())
 		if attempt >= be.Retries {
+			srv.Counters.Econ.Add(1)
+			be.BE.Econ.Add(1)
 			si.srv = srv
 			srv.releaseSlot()
 			return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
@@ -767,12 +803,14 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 		hc.cliIO = activeConn{c: c, dl: &hc.dl.write, to: fe.Timeouts.Client, kind: armWrite}
 		hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: be.Timeouts.Server, kind: armBoth}
 		if _, err := http1.Forward(&hc.cliIO, sbuf, &hc.srvIO, &hc.rsBody); err != nil {
-			if isTimeout(err) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return resp.Status, false, errHeadersSent
-			}
 			var oe *net.OpError
-			if errors.As(err, &oe) && oe.Op == "write" {
+			switch {
+			case errors.As(err, &oe) && oe.Op == "write" && oe.Timeout():
+				return resp.Status, false, errClientTimeout
+			case errors.As(err, &oe) && oe.Op == "write":
 				return resp.Status, false, errClientGone
+			case isTimeout(err):
+				return resp.Status, false, errBodyTimeout
 			}
 			return resp.Status, false, errHeadersSent
 		}
@@ -798,7 +836,7 @@ func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 	c.SetDeadline(time.Time{})
 	sc.SetDeadline(time.Time{})
 	sc.dl = connDeadlines{}
-	up, down, _, _ := relay(c, &sc.rawConn, tunnelTimeouts(fe, be))
+	up, down, _, _, _ := relay(c, &sc.rawConn, tunnelTimeouts(fe, be))
 	si.bytesIn += up
 	si.bytesOut += down
 }
@@ -907,13 +945,14 @@ func (proc *Process) replyError(px *Proxy, c net.Conn, status int, mode http1.Co
 }
 
 // countLocalReply counts a reply the proxy made itself in the frontend's
-// counters, and the backend's once the stream has one, bytes included.
+// counters, and the backend's once the stream has one (a listen section's
+// own backend side included), bytes included.
 func (si *streamInfo) countLocalReply(status int) {
 	cl := HrspClass(status)
 	si.fe.FE.Hrsp[cl].Add(1)
 	si.fe.FE.Bin.Add(si.bytesIn)
 	si.fe.FE.Bout.Add(si.bytesOut)
-	if be := si.be; be != nil && be != si.fe {
+	if be := si.be; be != nil {
 		be.BE.Hrsp[cl].Add(1)
 		be.BE.Bin.Add(si.bytesIn)
 		be.BE.Bout.Add(si.bytesOut)
