@@ -52,6 +52,8 @@ type hconn struct {
 	// The two sides of a body being streamed, with their inactivity
 	// timeouts re-armed as it moves.
 	cliIO, srvIO activeConn
+
+	proc *Process // for the soft stop, which closes after the response
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -126,12 +128,14 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	// A TLS connection too goes through hc.raw (plain reads and
 	// writes), which counts the bytes.
 	hc.raw.Conn = c
+	hc.proc = proc
 	hc.raw.io.initRaw(c)
 	c = &hc.raw
 	defer func() {
 		hc.raw.takeBytes(&fe.FE)
 		hc.raw.Conn, hc.raw.io.rc = nil, nil
 		hc.cliIO, hc.srvIO = activeConn{}, activeConn{}
+		hc.proc = nil
 	}()
 	hc.dl = connDeadlines{}
 	cbuf := bufPool.Get()
@@ -153,7 +157,10 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 			if park && proc.parkHTTP(cs, hc.idleLeft) {
 				return true
 			}
-			if !keep || proc.stoppingNow() {
+			// A response sent before the stop promised the client
+			// another request: it is served, with a close (see
+			// readRequest for how long it is waited for).
+			if !keep {
 				return false
 			}
 			cs.notFirst = true
@@ -191,7 +198,10 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 	}
 	// Between requests, wait at most parkAfter here; a connection idle
 	// longer than that is parked (see idle.go).
-	hot := !first && cbuf.Len() == 0 && proc.idle != nil && (wait == 0 || wait > parkAfter)
+	// A stopping process waits that long too, then closes: the client of
+	// a keep-alive response sent before the stop may have its next
+	// request on the way.
+	hot := !first && cbuf.Len() == 0 && (proc.idle != nil || proc.stoppingNow()) && (wait == 0 || wait > parkAfter)
 	if hot {
 		hc.dl.armRead(c, time.Now(), parkAfter)
 	} else {
@@ -435,7 +445,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				si.tt = si.ta
 				proc.accountHTTP(fe, be, srv, si)
 				proc.logHTTP(si)
-				return clientKeep && si.keepClient && !proc.stoppingNow(), false
+				return clientKeep && si.keepClient, false
 			}
 			if hc.killed.Load() {
 				srv.pool.Done(entry)
@@ -512,12 +522,12 @@ func (hc *hconn) forwardReqBody(sc *srvConn, cbuf *http1.Buffer, c net.Conn) err
 // replyConn is the Connection header HAProxy's H1 layer puts on a reply
 // that a stream sends. It follows the request: "close" when the request
 // asked for it (or, in HTTP/1.0, did not ask for keep-alive) or when the
-// reply leaves its body unread; "keep-alive" for an HTTP/1.0 request that
-// asked for it; none otherwise.
+// reply leaves its body unread, or when the process is stopping;
+// "keep-alive" for an HTTP/1.0 request that asked for it; none otherwise.
 func (hc *hconn) replyConn(bodyRead bool) http1.ConnValue {
 	req := &hc.req
 	switch {
-	case !req.KeepAlive() || (req.Body != http1.BodyNone && !bodyRead):
+	case !req.KeepAlive() || (req.Body != http1.BodyNone && !bodyRead) || hc.proc.stoppingNow():
 		return http1.ConnClose
 	case req.Flags&http1.FlagVer11 == 0:
 		return http1.ConnKeepAlive
@@ -584,7 +594,7 @@ func (proc *Process) killedExchange(fe, be *Proxy, srv *Server, c net.Conn, cbuf
 // when the connection goes on.
 func (proc *Process) errorReply(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, si *streamInfo, status, pending int, bodyRead bool) bool {
 	mode := hc.replyConn(bodyRead)
-	keep := bodyRead && mode != http1.ConnClose && !proc.stoppingNow()
+	keep := bodyRead && mode != http1.ConnClose
 	if keep && pending > 0 {
 		cbuf.Discard(pending)
 	}
@@ -775,7 +785,8 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 	// A server's own "Connection: close" closes only the server side: the
 	// client keeps its connection unless the response's framing needs the
 	// close (HAProxy 2.6 behaves so).
-	keepClient := clientKeep && http1.KeepClient(req, resp) && !upgrade && hc.reqBody.Done()
+	// A stopping process closes after the response, and says so in it.
+	keepClient := clientKeep && http1.KeepClient(req, resp) && !upgrade && hc.reqBody.Done() && !proc.stoppingNow()
 	si.keepClient = keepClient
 	hc.rwResp.SetConnection(resp, http1.ConnForResponse(resp, req, keepClient))
 	hc.rsBody.Init(resp)

@@ -320,3 +320,6 @@ func FreePort(t testing.TB) int {
 	t.Fatal("no free port")
 	return 0
 }
+
+// Signal sends sig to the proxy.
+func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
