@@ -92,6 +92,7 @@ type srvConn struct {
 	buf    *http1.Buffer
 	dl     connDeadlines
 	idleAt time.Time // when it last went back to the pool
+	peek   peeker    // whether bytes came while idle (Quiet)
 }
 
 // quietIdle is how long a pooled server connection may have been idle and
@@ -324,9 +325,14 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 
 	// Outgoing request head.
 	srvMode := http1.ConnNone
-	if fe.ConnMode != HTTPKeepAlive || be.ConnMode != HTTPKeepAlive {
+	switch {
+	case req.Flags&http1.FlagCloseServer != 0:
+		// Framing the server may read otherwise (see FlagCloseServer):
+		// not kept alive, and never pooled (relayResponse).
+		srvMode = http1.ConnForRequest(req, false)
+	case fe.ConnMode != HTTPKeepAlive || be.ConnMode != HTTPKeepAlive:
 		srvMode = http1.ConnClose
-	} else if req.Flags&http1.FlagVer11 == 0 {
+	case req.Flags&http1.FlagVer11 == 0:
 		srvMode = http1.ConnKeepAlive
 	}
 	hc.rwReq.SetConnection(req, srvMode)
@@ -660,6 +666,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 			srv.observe(check.EventL4OK)
 			sc := &srvConn{rawConn: rawConn{Conn: nc}, bec: &be.BE}
 			sc.io.initRaw(nc)
+			sc.peek.init(nc)
 			si.connected = true
 			return srv.pool.Track(sc, gen), srv, nil
 		}
@@ -781,11 +788,12 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			}
 		}
 	}
-	upgrade := resp.Status == 101 && req.IsUpgrade()
+	// A 2xx answer to CONNECT opens a tunnel as a 101 does.
+	upgrade := (resp.Status == 101 && req.IsUpgrade()) || (req.Method == http1.MethodCONNECT && resp.Body == http1.BodyTunnel)
 	// A server's own "Connection: close" closes only the server side: the
 	// client keeps its connection unless the response's framing needs the
-	// close (HAProxy 2.6 behaves so).
-	// A stopping process closes after the response, and says so in it.
+	// close (HAProxy 2.6 behaves so). A stopping process closes after the
+	// response, and says so in it.
 	keepClient := clientKeep && http1.KeepClient(req, resp) && !upgrade && hc.reqBody.Done() && !proc.stoppingNow()
 	si.keepClient = keepClient
 	hc.rwResp.SetConnection(resp, http1.ConnForResponse(resp, req, keepClient))
@@ -826,7 +834,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			return resp.Status, false, errHeadersSent
 		}
 	}
-	keepSrv := resp.KeepAlive() && sbuf.Len() == 0 && fe.ConnMode == HTTPKeepAlive && be.ConnMode == HTTPKeepAlive && hc.reqBody.Done()
+	keepSrv := resp.KeepAlive() && sbuf.Len() == 0 && req.Flags&http1.FlagCloseServer == 0 && fe.ConnMode == HTTPKeepAlive && be.ConnMode == HTTPKeepAlive && hc.reqBody.Done()
 	return resp.Status, keepSrv, nil
 }
 

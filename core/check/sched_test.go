@@ -14,7 +14,7 @@ import (
 
 func waitReport(t *testing.T, ch chan Report, ok func(Report) bool) Report {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(20 * time.Second)
 	for {
 		select {
 		case r := <-ch:
@@ -30,7 +30,7 @@ func waitReport(t *testing.T, ch chan Report, ok func(Report) bool) Report {
 // settleGoroutines waits until the goroutine count drops back to base.
 func settleGoroutines(t *testing.T, base int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if runtime.NumGoroutine() <= base {
 			return
@@ -62,22 +62,31 @@ func TestSchedulerRunTime(t *testing.T) {
 	s.Health.SetPort(other.port())
 	waitReport(t, rec.reports, func(r Report) bool { return r.Verdict == VerdictUp })
 
-	// disable health: no probe reports any more.
+	// disable health: no probe runs any more. The port changes with it,
+	// so that a probe that was already running, whose report may come
+	// any time later, is told apart (L4OK) from one that ran while
+	// disabled (L4CON).
 	s.Health.Disable()
-	// Let a probe that was already running finish and report.
+	s.Health.SetPort(closedPort(t))
 	for s.Health.Snapshot().State&StInProgress != 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	time.Sleep(50 * time.Millisecond)
-	for len(rec.reports) > 0 {
-		<-rec.reports
-	}
-	time.Sleep(120 * time.Millisecond)
-	if n := len(rec.reports); n != 0 {
-		t.Fatalf("%d reports while disabled", n)
+	// Four intervals without a probe.
+	quiet := time.After(120 * time.Millisecond)
+	for waiting := true; waiting; {
+		select {
+		case r := <-rec.reports:
+			if r.Outcome.Status != StatusL4OK {
+				t.Fatalf("a probe ran while disabled: %+v", r.Outcome)
+			}
+		case <-quiet:
+			waiting = false
+		}
 	}
 	s.Health.Enable()
-	waitReport(t, rec.reports, func(r Report) bool { return true })
+	waitReport(t, rec.reports, func(r Report) bool { return r.Outcome.Status == StatusL4Con })
+	s.Health.SetPort(other.port())
+	waitReport(t, rec.reports, func(r Report) bool { return r.Outcome.Status == StatusL4OK })
 
 	// server address change (set server addr) applies to the next probe.
 	s.Health.SetPort(0)

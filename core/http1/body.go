@@ -4,7 +4,8 @@ package http1
 // head, without copying or buffering them: Scan says how many of the bytes
 // offered belong to the body, and whether the message ends there. It
 // validates chunked framing (chunk sizes, CRLFs after chunk data, trailer
-// fields) as the bytes pass, so a chunked body is forwarded as received.
+// fields) as the bytes pass, so a chunked body is forwarded as received,
+// except that a bare LF ending a framing line becomes CRLF (see NeedCR).
 //
 // Body is a plain state machine over byte slices; it does not read or
 // write, so a goroutine-per-connection transport (see Forward) and an event
@@ -26,6 +27,13 @@ type Body struct {
 	done   bool
 	resp   bool
 	err    Error
+
+	// A bare LF ending a framing line (chunk size, chunk data, trailer)
+	// goes out as CRLF, as HAProxy's re-encoding does: a server that
+	// reads only CRLF as a line end would otherwise frame the body
+	// differently. Scan stops before such an LF (pendCR) and the caller
+	// writes the CR; crDone lets the LF through on the next Scan.
+	pendCR, crDone bool
 }
 
 type chunkState uint8
@@ -66,6 +74,26 @@ func (b *Body) Start(kind BodyKind, length int64) {
 
 // Done reports whether the whole body has been scanned.
 func (b *Body) Done() bool { return b.done }
+
+// NeedCR reports that the last Scan stopped before a bare LF that ends a
+// line of chunked framing: the caller writes a CR after the bytes Scan
+// returned and calls WroteCR, so that the line goes out with CRLF. A
+// caller that does not is not stuck: the next Scan lets the LF through.
+func (b *Body) NeedCR() bool { return b.pendCR }
+
+// WroteCR records that the CR NeedCR asked for was written.
+func (b *Body) WroteCR() { b.pendCR, b.crDone = false, true }
+
+// bareLF says whether the bare LF at p[i] may be consumed now; when not,
+// the scan stops before it and the caller owes a CR.
+func (b *Body) bareLF() bool {
+	if b.pendCR || b.crDone {
+		b.pendCR, b.crDone = false, false
+		return true
+	}
+	b.pendCR = true
+	return false
+}
 
 // Scan examines p, the bytes that follow what was already scanned, and
 // returns how many of them belong to the body (they may be forwarded at
@@ -165,6 +193,10 @@ func (b *Body) scanChunked(p []byte) (int, bool, error) {
 			case c == '\r':
 				b.st = csSizeLF
 			case c == '\n':
+				if !b.bareLF() {
+					b.N += int64(i)
+					return i, false, nil
+				}
 				b.sizeDone()
 			default:
 				return i, false, b.fail(ErrChunkSize, i)
@@ -173,6 +205,10 @@ func (b *Body) scanChunked(p []byte) (int, bool, error) {
 			if c == '\r' {
 				b.st = csSizeLF
 			} else if c == '\n' {
+				if !b.bareLF() {
+					b.N += int64(i)
+					return i, false, nil
+				}
 				b.sizeDone()
 			}
 		case csSizeLF:
@@ -184,6 +220,10 @@ func (b *Body) scanChunked(p []byte) (int, bool, error) {
 			if c == '\r' {
 				b.st = csDataLF
 			} else if c == '\n' {
+				if !b.bareLF() {
+					b.N += int64(i)
+					return i, false, nil
+				}
 				b.st = csSize
 			} else {
 				return i, false, b.fail(ErrChunkEnd, i)
@@ -198,6 +238,10 @@ func (b *Body) scanChunked(p []byte) (int, bool, error) {
 			case c == '\r':
 				b.st = csEndLF
 			case c == '\n':
+				if !b.bareLF() {
+					b.N += int64(i)
+					return i, false, nil
+				}
 				return b.finished(i + 1)
 			case isToken(c):
 				b.st = csTrName
@@ -214,6 +258,10 @@ func (b *Body) scanChunked(p []byte) (int, bool, error) {
 			if c == '\r' {
 				b.st = csTrLF
 			} else if c == '\n' {
+				if !b.bareLF() {
+					b.N += int64(i)
+					return i, false, nil
+				}
 				b.st = csTrStart
 			}
 		case csTrLF:

@@ -64,16 +64,17 @@ func TestChunked(t *testing.T) {
 				total := 0
 				var err error
 				done := false
-				for off := 0; off < len(tt.in) && !done && err == nil; {
-					end := off + step
-					if end > len(tt.in) {
-						end = len(tt.in)
-					}
+				for total < len(tt.in) && !done && err == nil {
+					end := min(total+step, len(tt.in))
 					var n int
 					n, done, err = b.Scan([]byte(tt.in[total:end]))
 					total += n
-					off = end
-					if n < end-(total-n) && !done && err == nil {
+					if b.NeedCR() {
+						// Stopped before a bare LF: the CR goes out first.
+						b.WroteCR()
+						continue
+					}
+					if total < end && !done && err == nil {
 						t.Fatalf("step %d: partial consumption without end", step)
 					}
 				}
@@ -409,4 +410,44 @@ func BenchmarkScanChunked(b *testing.B) {
 			b.Fatal(n, done, err)
 		}
 	}
+}
+
+// A bare LF ending a line of chunked framing goes out as CRLF, as HAProxy
+// re-encodes it; chunk data and CRLF line ends are untouched.
+func TestForwardBareLF(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"3\nabc\n0\n\n", "3\r\nabc\r\n0\r\n\r\n"},
+		{"3;ext\na\nc\r\n0\r\nX: 1\nY: 2\r\n\n", "3;ext\r\na\nc\r\n0\r\nX: 1\r\nY: 2\r\n\r\n"},
+		{"3 \nabc\r\n0\r\n\r\n", "3 \r\nabc\r\n0\r\n\r\n"},
+		{"3\r\nabc\r\n0\r\n\r\n", "3\r\nabc\r\n0\r\n\r\n"},
+	} {
+		for _, step := range []int{len(tt.in), 1} {
+			var b Body
+			b.Start(BodyChunked, 0)
+			src := NewBufferPool(64).Get()
+			var out bytes.Buffer
+			r := &stepReader{s: tt.in, step: step}
+			if _, err := Forward(&out, src, r, &b); err != nil {
+				t.Fatalf("%q step %d: %v", tt.in, step, err)
+			}
+			if out.String() != tt.want {
+				t.Errorf("%q step %d: sent %q, want %q", tt.in, step, out.String(), tt.want)
+			}
+		}
+	}
+}
+
+// stepReader hands out s at most step bytes per Read.
+type stepReader struct {
+	s    string
+	step int
+}
+
+func (r *stepReader) Read(p []byte) (int, error) {
+	if len(r.s) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.step)], r.s)
+	r.s = r.s[n:]
+	return n, nil
 }

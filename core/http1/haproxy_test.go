@@ -308,6 +308,8 @@ func TestForwardedHeadAgainstHAProxy(t *testing.T) {
 		"POST /fwd HTTP/1.1\r\nHost: a\r\nConnection: upgrade, keep-alive\r\nUpgrade: h2c\r\nX-A: 1\r\nContent-Length: 1\r\n\r\nx",
 		"GET /fwd HTTP/1.1\r\nHost: a\r\nX-Fold: a\r\n  b\r\nHost: a\r\n\r\n",
 		"GET  /fwd\tHTTP/1.1\nHost: a\nX-B:  spaced  \n\n",
+		"GET /fwd HTTP/2.0\r\nHost: a\r\n\r\n",
+		"GET /fwd HTTP/1.9\r\nHost: a\r\n\r\n",
 	}
 	for _, raw := range reqs {
 		c, err := net.Dial("tcp", addr)

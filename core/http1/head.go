@@ -100,6 +100,7 @@ const (
 	FlagHost                               // a Host header is present (requests)
 	FlagAbsoluteURI                        // request target in absolute-form (with a scheme)
 	FlagRewrite                            // the head must not be forwarded verbatim (see Head.Raw)
+	FlagCloseServer                        // the server connection must close after this exchange (TE on HTTP/1.0, CONNECT with TE); the client's may go on
 )
 
 // BodyKind says how a message's body is delimited.

@@ -281,6 +281,12 @@ func (h *Head) requestLine(b []byte, p int) (int, error) {
 	}
 	if v[5] > '1' || (v[5] == '1' && v[7] >= '1') {
 		h.Flags |= FlagVer11
+		if v[5] != '1' || v[7] != '1' {
+			// HAProxy sends a version above 1.1 on as HTTP/1.1: a server
+			// must not see an HTTP/2 or HTTP/1.9 request line it might
+			// read under other rules.
+			h.Flags |= FlagRewrite
+		}
 	}
 	return h.lineEnd(b, p)
 }
@@ -454,12 +460,13 @@ func (h *Head) contentLength(i int) error {
 	v := f.value.of(h.buf)
 	off := int(f.value.off)
 	first := h.Flags&FlagContentLength == 0
-	seen := false
 	var first0, firstN int
-	for p := 0; p < len(v); {
-		if v[p] == ',' || isLWS(v[p]) {
+	// A list of one or more lengths: an empty element (a value that is
+	// empty or blank, a leading, trailing or doubled comma) is refused,
+	// as HAProxy does.
+	for p, k := 0, 0; ; k++ {
+		for p < len(v) && isLWS(v[p]) {
 			p++
-			continue
 		}
 		d0 := p
 		var n int64
@@ -473,7 +480,7 @@ func (h *Head) contentLength(i int) error {
 		if p == d0 {
 			return h.fail(ErrContentLength, off)
 		}
-		if !seen {
+		if k == 0 {
 			first0, firstN = d0, p-d0
 		}
 		for p < len(v) && isLWS(v[p]) {
@@ -482,16 +489,15 @@ func (h *Head) contentLength(i int) error {
 		if p < len(v) && v[p] != ',' {
 			return h.fail(ErrContentLength, off)
 		}
-		if (h.Flags&FlagContentLength != 0 || seen) && n != h.ContentLength {
+		if (h.Flags&FlagContentLength != 0 || k > 0) && n != h.ContentLength {
 			return h.fail(ErrContentLength, off)
 		}
 		h.Flags |= FlagContentLength
 		h.ContentLength = n
-		seen = true
-	}
-	if !seen {
-		// An empty value is refused (HAProxy 2.6.9 and later).
-		return h.fail(ErrContentLength, off)
+		if p == len(v) {
+			break
+		}
+		p++ // the comma
 	}
 	if !first {
 		// Identical duplicate: HAProxy drops it (and does not count it
@@ -606,8 +612,12 @@ func (h *Head) finish() error {
 					h.fields[j].drop = true
 				}
 			}
-		} else if h.Flags&FlagVer11 == 0 {
-			h.Flags |= FlagForceClose
+		}
+		if h.Flags&FlagVer11 == 0 {
+			// An HTTP/1.0 server knows no chunked: a body it does not
+			// see as one must not be followed by another request on
+			// the same connection.
+			h.Flags |= FlagForceClose | FlagCloseServer
 		}
 		if !h.resp && h.Flags&FlagChunked == 0 {
 			return h.fail(ErrTransferEncoding, eoh)
@@ -626,8 +636,18 @@ func (h *Head) finish() error {
 
 func (h *Head) finishRequest(teOther bool, eoh int) error {
 	if h.Method == MethodCONNECT {
-		h.Flags &^= FlagContentLength | FlagChunked
+		// A CONNECT has no body: a Content-Length or Transfer-Encoding
+		// sent on would let a server that honours it take the next
+		// request's bytes for that body, out of reach of the rules.
+		// HAProxy removes Content-Length, and closes the server side
+		// after a CONNECT that had Transfer-Encoding.
+		if h.Flags&FlagTransferEncoding != 0 {
+			h.Flags |= FlagCloseServer
+		}
+		h.Flags &^= FlagContentLength | FlagChunked | FlagTransferEncoding
 		h.ContentLength = 0
+		h.Del("content-length")
+		h.Del("transfer-encoding")
 	}
 	hasBody := h.Flags&FlagChunked != 0 || (h.Flags&FlagContentLength != 0 && h.ContentLength > 0)
 	if h.Flags&FlagConnUpgrade != 0 && hasBody {

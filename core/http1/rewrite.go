@@ -159,7 +159,11 @@ func (rw *Rewriter) Head(h *Head) []byte {
 			o = append(o, h.URI()...)
 		}
 		o = append(o, ' ')
-		o = append(o, h.Version()...)
+		if h.Flags&FlagVer11 != 0 {
+			o = append(o, "HTTP/1.1"...)
+		} else {
+			o = append(o, h.Version()...)
+		}
 	}
 	o = append(o, "\r\n"...)
 	for i := range h.fields {

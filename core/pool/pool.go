@@ -10,6 +10,18 @@ import (
 // never reads or writes it; Close is called outside every pool lock.
 type Conn interface{ Close() error }
 
+// Quieter is implemented by a connection that can tell, without blocking
+// and without consuming anything, whether it has bytes waiting to be read
+// or has been closed by its peer. Between two requests a server has
+// nothing to say: bytes that arrived while the connection sat idle belong
+// to no request, and handing the connection out would deliver them as the
+// next client's response. Get closes such a connection instead.
+type Quieter interface {
+	// Quiet reports whether nothing is waiting to be read and the peer
+	// has not closed. It must not block.
+	Quiet() bool
+}
+
 // cacheLine is the size the per-shard slots are padded to, so that one
 // shard's lock traffic does not invalidate its neighbours' lines.
 const cacheLine = 64

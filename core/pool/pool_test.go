@@ -827,3 +827,38 @@ func FuzzParseMode(f *testing.F) {
 		}
 	})
 }
+
+// qconn is a connection whose Quiet answer the test sets.
+type qconn struct {
+	*pconn
+	noisy bool
+}
+
+func (c *qconn) Quiet() bool { return !c.noisy }
+
+// A connection that is not quiet (bytes arrived while it was idle) is
+// closed by Get, never handed out.
+func TestQuieterNotHandedOut(t *testing.T) {
+	p, err := NewSet[*qconn](Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.NewServer(settings(func(st *Settings) { st.LowConn = 10 }), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := s.Track(&qconn{pconn: newConn(t)}, s.Gen())
+	noisy := s.Track(&qconn{pconn: newConn(t)}, s.Gen())
+	s.Release(0, quiet, true)
+	s.Release(0, noisy, true)
+	noisy.Conn.noisy = true
+	if e := s.Get(0, NotFirst); e != quiet {
+		t.Fatal("a connection holding unread bytes was handed out, or the quiet one skipped")
+	}
+	if !noisy.Conn.closed() {
+		t.Error("the connection holding unread bytes was not closed")
+	}
+	if st := s.Stats(); st.Closed.Dead != 1 || st.IdleCur != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}

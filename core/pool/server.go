@@ -192,6 +192,8 @@ func (s *Server[C]) usable(e *Entry[C]) bool {
 		s.killDead.Add(1)
 	} else if s.alive != nil && !s.alive(e.Conn) {
 		s.killDead.Add(1)
+	} else if q, ok := any(e.Conn).(Quieter); ok && !q.Quiet() {
+		s.killDead.Add(1)
 	} else {
 		return true
 	}

@@ -39,7 +39,7 @@ type Closed struct {
 	Purge   uint64 // periodic purge
 	Flush   uint64 // CloseAll/Delete, or released after one
 	Release uint64 // refused by the keep rule or a cap
-	Dead    uint64 // idle timeout or failed liveness probe
+	Dead    uint64 // idle timeout, failed liveness probe, or not quiet (Quieter)
 	FD      uint64 // KillOne under descriptor pressure
 }
 

@@ -79,7 +79,7 @@ func start(t *testing.T, pr prog, cfg string) *run {
 	}
 	p := harness.Start(t, pr.path, head+cfg, ls...)
 	r := &run{t: t, name: pr.name, p: p, sock: filepath.Join(p.Dir, "admin.sock")}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(harness.Patience)
 	for {
 		if c, err := net.Dial("unix", r.sock); err == nil {
 			c.Close()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"goha/regtests/internal/harness"
 )
 
 // TestDisableEnableHealth: with its health check disabled a server keeps
@@ -15,6 +17,12 @@ func TestDisableEnableHealth(t *testing.T) {
 	for _, pr := range proxies(t) {
 		s1 := newSwitchable(t, "s1")
 		s2 := newSwitchable(t, "s2")
+		// The proxy's own checks of another server measure the time
+		// s1's check stays disabled, in intervals however slow the
+		// machine.
+		// (HTTP checks: HAProxy's plain connect checks reset the
+		// connection before a server could count it.)
+		clock := harness.NewOrigin(t, "clock", nil)
 		r := start(t, pr, fmt.Sprintf(`
 frontend fe
     bind "fd@${fe}"
@@ -22,7 +30,10 @@ frontend fe
 backend be
     server s1 %s check inter 200 rise 1 fall 1
     server s2 %s
-`, s1.addr, s2.addr))
+backend clock
+    option httpchk
+    server c1 %s check inter 200
+`, s1.addr, s2.addr, clock.Addr))
 		var seen []string
 		see := func(what string, v view) { seen = append(seen, what+": "+v.String()) }
 		r.waitView("be", "s1", 3*time.Second, "a first check", func(v view) bool { return v.CheckStatus == "L4OK" })
@@ -32,7 +43,8 @@ backend be
 		s1.stop()
 		// Several intervals pass: nothing probes, nothing changes.
 		n := r.stat("be", "s1")["chkfail"]
-		time.Sleep(500 * time.Millisecond)
+		t0 := clock.Reqs.Load()
+		harness.Eventually(t, pr.name+": 3 checks of the clock server", func() bool { return clock.Reqs.Load() >= t0+3 })
 		v := r.view("be", "s1")
 		see("disabled, origin stopped", v)
 		if v.Status != "no check" || !strings.HasPrefix(v.State, "2 ") || r.stat("be", "s1")["chkfail"] != n {

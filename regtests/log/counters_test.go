@@ -88,7 +88,7 @@ backend beret
 	}
 	sock := filepath.Join(p.Dir, "s.sock")
 	// The last connection's stream may still be ending.
-	polls := settle(t, sock, "fe", "0")
+	polls := settle(t, sock, "fe", 0)
 	rows := showStat(t, sock)
 	// show info's process-wide counts, stats-socket connections
 	// included: this one, the one above, and settle's, whose number
@@ -110,17 +110,9 @@ backend beret
 
 // settle waits until frontend fe has want current sessions, and returns
 // how many stats-socket connections it made.
-func settle(t *testing.T, sock, fe, want string) int {
+func settle(t *testing.T, sock, fe string, want int) int {
 	t.Helper()
-	for n := 1; ; n++ {
-		if showStat(t, sock)[fe+"/FRONTEND"]["scur"] == want {
-			return n
-		}
-		if n == 200 {
-			t.Fatalf("frontend %s never had %s sessions", fe, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return harness.WaitScur(t, sock, fe, "FRONTEND", want)
 }
 
 // Maxconn is HAProxy's default, which depends on the listeners.
@@ -199,7 +191,7 @@ backend none
 			echoOnce(c)
 			c.Close()
 			// Let the stream end before the next one starts.
-			settle(t, filepath.Join(p.Dir, "s.sock"), "fe", "0")
+			settle(t, filepath.Join(p.Dir, "s.sock"), "fe", 0)
 		}
 		open, err := net.Dial("tcp", p.Addrs["fe"])
 		if err != nil {
@@ -216,7 +208,7 @@ backend none
 		c.SetDeadline(time.Now().Add(3 * time.Second))
 		io.ReadAll(c)
 		c.Close()
-		settle(t, filepath.Join(p.Dir, "s.sock"), "fe2", "0")
+		settle(t, filepath.Join(p.Dir, "s.sock"), "fe2", 0)
 		rows := showStat(t, filepath.Join(p.Dir, "s.sock"))
 		return rows
 	}

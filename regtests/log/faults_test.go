@@ -254,7 +254,7 @@ defaults
 			lines[f[0]] = f
 		}
 		seen.log = lines[names[i]]
-		settle(t, sock, names[i], "0")
+		settle(t, sock, names[i], 0)
 		seen.stats = showStat(t, sock)
 		out = append(out, seen)
 	}

@@ -40,25 +40,10 @@ func (s *logSink) Line() (line string, ok bool) {
 	return strings.TrimRight(string(s.buf[:n]), "\n"), true
 }
 
-// showStat reads show stat from sock into rows keyed "proxy/server", each
-// a map from column name to value.
+// showStat reads show stat from sock into rows keyed "proxy/server".
 func showStat(t *testing.T, sock string) map[string]map[string]string {
 	t.Helper()
-	out := harness.MustSocket(t, sock, "show stat")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	head := strings.Split(strings.TrimPrefix(lines[0], "# "), ",")
-	rows := map[string]map[string]string{}
-	for _, l := range lines[1:] {
-		f := strings.Split(l, ",")
-		row := map[string]string{}
-		for i, name := range head {
-			if i < len(f) {
-				row[name] = f[i]
-			}
-		}
-		rows[f[0]+"/"+f[1]] = row
-	}
-	return rows
+	return harness.ParseStat(harness.MustSocket(t, sock, "show stat"))
 }
 
 func isTimeout(err error) bool {

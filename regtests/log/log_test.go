@@ -244,70 +244,54 @@ func TestShowInfoLogCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer uc.Close()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := pc.LocalAddr().(*net.UDPAddr).Port
-	pc.Close()
 	cfg := fmt.Sprintf(`
 global
     stats socket ${TMP}/s.sock level admin
 
 log-forward lf
-    dgram-bind 127.0.0.1:%d
+    dgram-bind "fd@${lf}"
     log unix@%s local0
-`, port, stuck)
-	p := harness.Start(t, bin.Path(t, "goha"), cfg)
-	info := func() map[string]string {
-		out, err := harness.Socket(filepath.Join(p.Dir, "s.sock"), "show info")
-		m := map[string]string{}
-		if err != nil {
-			return m // not listening yet: callers retry
-		}
-		for _, l := range strings.Split(out, "\n") {
-			if k, v, ok := strings.Cut(l, ": "); ok {
-				m[k] = v
+`, stuck)
+	// The socket is bound before goha starts, so that no message is
+	// lost to a bind that has not happened yet.
+	p := harness.Start(t, bin.Path(t, "goha"), cfg, "udp:lf")
+	sock := filepath.Join(p.Dir, "s.sock")
+	var m map[string]string
+	// waitRecv waits until CumRecvLogs is n, and fails if it passes n.
+	waitRecv := func(n int) {
+		t.Helper()
+		harness.WaitSocket(t, sock, "show info", func(out string) bool {
+			m = map[string]string{}
+			for _, l := range strings.Split(out, "\n") {
+				if k, v, ok := strings.Cut(l, ": "); ok {
+					m[k] = v
+				}
 			}
-		}
-		return m
+			got, err := strconv.Atoi(m["CumRecvLogs"])
+			if err == nil && got > n {
+				t.Fatalf("CumRecvLogs = %d, want %d", got, n)
+			}
+			return err == nil && got == n
+		})
 	}
-	c, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", port))
+	waitRecv(0)
+	c, err := net.Dial("udp", p.Addrs["lf"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	// The listener may not be bound yet: probe until a message arrives.
-	base := 0
-	for deadline := time.Now().Add(5 * time.Second); base == 0; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("log-forward never received a message")
-		}
-		fmt.Fprintf(c, "<134>Nov 30 03:00:00 host app: probe")
-		base, _ = strconv.Atoi(info()["CumRecvLogs"])
-	}
-	time.Sleep(100 * time.Millisecond)
-	base, _ = strconv.Atoi(info()["CumRecvLogs"])
-	const sent = 1000
-	want := strconv.Itoa(base + sent)
+	// In batches that the receive buffer holds even when goha is slow to
+	// read it, each received before the next is sent.
+	const sent, batch = 1000, 50
 	for i := 0; i < sent; i++ {
 		fmt.Fprintf(c, "<134>Nov 30 03:00:00 host app: message %d", i)
-		if i%10 == 9 {
-			time.Sleep(2 * time.Millisecond) // stay within the receive buffer
+		if (i+1)%batch == 0 {
+			waitRecv(i + 1)
 		}
-	}
-	var m map[string]string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if m = info(); m["CumRecvLogs"] == want {
-			break
-		}
-	}
-	if m["CumRecvLogs"] != want {
-		t.Fatalf("CumRecvLogs = %q, want %s", m["CumRecvLogs"], want)
 	}
 	// The stuck socket's queue holds a few hundred datagrams; the rest
 	// were dropped, not waited for.
-	if n, err := strconv.Atoi(m["DroppedLogs"]); err != nil || n <= 0 || n >= base+sent {
-		t.Fatalf("DroppedLogs = %q, want between 1 and %d", m["DroppedLogs"], base+sent-1)
+	if n, err := strconv.Atoi(m["DroppedLogs"]); err != nil || n <= 0 || n >= sent {
+		t.Fatalf("DroppedLogs = %q, want between 1 and %d", m["DroppedLogs"], sent-1)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"goha/regtests/internal/bin"
 	"goha/regtests/internal/harness"
@@ -52,10 +51,7 @@ backend be_foo
 `, o0.Addr)
 	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
 	sock := filepath.Join(p.Dir, "admin.sock")
-	harness.WaitListening(t, p.Addrs["fe"], 3*time.Second)
-	for i := 0; i < 50 && !exists(sock); i++ {
-		time.Sleep(20 * time.Millisecond)
-	}
+	harness.WaitCLI(t, sock)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	hits := func(n int) map[string]int {
 		m := map[string]int{}
@@ -100,9 +96,4 @@ backend be_foo
 	if m["port2"] == 0 {
 		t.Fatalf("srv1's new address got no request: %v", m)
 	}
-}
-
-func exists(p string) bool {
-	_, err := exec.Command("test", "-S", p).CombinedOutput()
-	return err == nil
 }

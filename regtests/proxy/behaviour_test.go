@@ -78,6 +78,14 @@ backend be
 
 func TestTimeouts(t *testing.T) {
 	slow := slowOrigin(t, 3*time.Second)
+	// full holds each request 3 s and says when one has arrived, so that
+	// the next one is known to find the server full.
+	arrived := make(chan struct{}, 4)
+	full := harness.NewOrigin(t, "full", func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		time.Sleep(3 * time.Second)
+		io.WriteString(w, "full\n")
+	})
 	cfg := fmt.Sprintf(`
 defaults
     mode http
@@ -95,7 +103,7 @@ backend be
 backend full
     timeout server 5s
     server s1 %s maxconn 1
-`, slow.Addr, slow.Addr)
+`, slow.Addr, full.Addr)
 	for name, prog := range proxies(t) {
 		p := harness.Start(t, prog, cfg, "fe")
 		addr := p.Addrs["fe"]
@@ -110,7 +118,11 @@ backend full
 		// timeout queue: the second request to a full server gets 503.
 		done := make(chan string)
 		go func() { done <- harness.RawRequest(t, addr, "GET /full HTTP/1.1\r\nHost: x\r\n\r\n", 5*time.Second) }()
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-arrived:
+		case <-time.After(harness.Patience):
+			t.Fatalf("%s: the first request never reached the server", name)
+		}
 		if out := harness.RawRequest(t, addr, "GET /full2 HTTP/1.1\r\nHost: x\r\n\r\n", 5*time.Second); !strings.HasPrefix(out, "HTTP/1.1 503") {
 			t.Errorf("%s: timeout queue: %q\n%s", name, firstLine(out), p.Output())
 		}
@@ -249,28 +261,46 @@ func TestBodilessResponsesAndPipelining(t *testing.T) {
 
 func TestClientAbortAndSlowClients(t *testing.T) {
 	got := make(chan int64, 4)
+	receiving := make(chan struct{}, 1)
 	o := harness.NewOrigin(t, "sink", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/abort" {
+			receiving <- struct{}{}
+		}
 		n, _ := io.Copy(io.Discard, r.Body)
 		got <- n
 		io.WriteString(w, "ok")
 	})
-	cfg := defaults + oneServer(o.Addr)
+	cfg := "\nglobal\n    stats socket ${TMP}/s.sock level admin" + defaults + oneServer(o.Addr)
 	p := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
 	addr := p.Addrs["fe"]
-	harness.WaitListening(t, addr, 2*time.Second)
-	time.Sleep(200 * time.Millisecond)
+	sock := filepath.Join(p.Dir, "s.sock")
+	// The descriptors counted as the base are those of a goha that has
+	// served a request and has its client connection gone: its pooled
+	// server connection is one of them.
+	if out := harness.RawRequest(t, addr, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", harness.Patience); !strings.HasPrefix(out, "HTTP/1.1 200") {
+		t.Fatalf("first request: %q", firstLine(out))
+	}
+	<-got
+	harness.WaitScur(t, sock, "fe", "FRONTEND", 0)
 	baseFDs := p.FDs()
-	// A client aborting mid-body.
-	c, _ := net.Dial("tcp", addr)
-	io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"+strings.Repeat("a", 1000))
-	time.Sleep(200 * time.Millisecond)
+	// A client aborting mid-body, once the origin is reading that body.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "POST /abort HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"+strings.Repeat("a", 1000))
+	select {
+	case <-receiving:
+	case <-time.After(harness.Patience):
+		t.Fatal("the request never reached the origin")
+	}
 	c.Close()
 	select {
 	case n := <-got:
 		if n >= 100000 {
 			t.Fatalf("origin got the whole body from an aborted client")
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(harness.Patience):
 		t.Fatal("origin never saw the end of the aborted request")
 	}
 	// Slow clients sending a byte at a time do not block others.
@@ -283,7 +313,7 @@ func TestClientAbortAndSlowClients(t *testing.T) {
 		io.WriteString(s, "GE")
 		slow = append(slow, s)
 	}
-	cl := &http.Client{Timeout: 3 * time.Second}
+	cl := &http.Client{Timeout: harness.Patience}
 	for i := 0; i < 10; i++ {
 		if st, _ := harness.Get(t, cl, addr, "/fast"); st != 200 {
 			t.Fatalf("fast client got %d while slow clients trickle", st)
@@ -296,10 +326,7 @@ func TestClientAbortAndSlowClients(t *testing.T) {
 	}
 	// Descriptors come back to where they were (pooled server connection
 	// aside).
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) && p.FDs() > baseFDs+2 {
-		time.Sleep(100 * time.Millisecond)
-	}
+	harness.Within(harness.Patience, func() bool { return p.FDs() <= baseFDs+2 })
 	if n := p.FDs(); n > baseFDs+2 {
 		t.Fatalf("descriptor leak: %d open, %d before", n, baseFDs)
 	}
@@ -365,9 +392,9 @@ func TestIdleKeepAliveParked(t *testing.T) {
 defaults
     mode http
     timeout connect 2s
-    timeout client 10s
+    timeout client 30s
     timeout server 5s
-    timeout http-keep-alive 1500ms
+    timeout http-keep-alive 3s
 frontend fe
     bind "fd@${fe}"
     default_backend be
@@ -390,13 +417,14 @@ backend be
 		}
 		time.Sleep(700 * time.Millisecond) // past the parking delay, within keep-alive
 	}
-	// Now stay idle past the keep-alive timeout: goha closes.
+	// Now stay idle past the keep-alive timeout: goha closes, long
+	// before the client timeout would.
 	start := time.Now()
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	c.SetReadDeadline(time.Now().Add(harness.Patience))
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Fatalf("idle connection not closed by the keep-alive timeout: %v", err)
 	}
-	if waited := time.Since(start); waited > 3*time.Second {
-		t.Fatalf("closed after %v, keep-alive timeout is 1.5 s", waited)
+	if waited := time.Since(start); waited > 15*time.Second {
+		t.Fatalf("closed after %v, keep-alive timeout is 3 s, client timeout 30 s", waited)
 	}
 }

@@ -170,12 +170,5 @@ func statFields(t *testing.T, sock, be, srv string) []string {
 // waitScur waits until show stat gives server be/srv want current sessions.
 func waitScur(t *testing.T, sock, be, srv string, want int) {
 	t.Helper()
-	var got string
-	for i := 0; i < 100; i++ {
-		if got = statFields(t, sock, be, srv)[4]; got == fmt.Sprint(want) {
-			return
-		}
-		time.Sleep(30 * time.Millisecond)
-	}
-	t.Fatalf("%s/%s scur %s, want %d", be, srv, got, want)
+	harness.WaitScur(t, sock, be, srv, want)
 }

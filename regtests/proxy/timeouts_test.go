@@ -51,6 +51,18 @@ func TestTCPTimeouts(t *testing.T) {
 				srv := harness.TCPServer(t, func(c net.Conn) {
 					defer c.Close()
 					up <- struct{}{}
+					// One byte echoed back shows the client that the
+					// proxy holds an established stream on both sides;
+					// only then may a FIN start the timeout being
+					// measured.
+					b := make([]byte, 1)
+					c.SetDeadline(time.Now().Add(8 * time.Second))
+					if _, err := io.ReadFull(c, b); err != nil {
+						return
+					}
+					if _, err := c.Write(b); err != nil {
+						return
+					}
 					if tc.serverFin {
 						c.(*net.TCPConn).CloseWrite()
 					}
@@ -76,6 +88,21 @@ listen li
 				case <-up:
 				case <-time.After(5 * time.Second):
 					t.Fatalf("%s: no connection reached the server", name)
+				}
+				c.SetDeadline(time.Now().Add(8 * time.Second))
+				b := []byte{'e'}
+				if _, err := c.Write(b); err != nil {
+					t.Fatalf("%s: write: %v", name, err)
+				}
+				if _, err := io.ReadFull(c, b); err != nil || b[0] != 'e' {
+					t.Fatalf("%s: no echo through the proxy: %q, %v", name, b, err)
+				}
+				if tc.serverFin {
+					// The server's FIN has crossed the proxy: from here
+					// on only the client's side is open.
+					if n, err := c.Read(b); n != 0 || err != io.EOF {
+						t.Fatalf("%s: want the server's FIN, got %d bytes, %v", name, n, err)
+					}
 				}
 				begin := time.Now()
 				var end time.Time

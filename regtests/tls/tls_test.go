@@ -253,16 +253,9 @@ listen l
 `
 	for name, prog := range proxies(t) {
 		h := harness.Start(t, prog, cfg, "fe")
-		harness.WaitListening(t, h.Addrs["fe"], 3*time.Second)
 		sock := filepath.Join(h.Dir, "s.sock")
-		var out string
-		for i := 0; i < 50; i++ {
-			out, _ = harness.Socket(sock, "show servers state l")
-			if strings.Contains(out, "plain") {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		harness.WaitCLI(t, sock)
+		out := harness.MustSocket(t, sock, "show servers state l")
 		// srv_use_ssl is the 21st column.
 		want := map[string]string{"plain": "0", "tls": "1", "notls": "-1"}
 		for _, ln := range strings.Split(out, "\n") {

@@ -54,7 +54,9 @@ func (l *lockedBuf) String() string {
 // Start runs prog -d -f <cfg>. Every `${NAME}` listed in listeners is given
 // a listening socket on 127.0.0.1:0, passed as a file descriptor whose
 // number is put in the environment under NAME, so the configuration says
-// `bind "fd@${NAME}"`. ${TMP} expands to the run directory.
+// `bind "fd@${NAME}"`; a name written "udp:NAME" gets a bound UDP socket
+// instead, for `dgram-bind "fd@${NAME}"`. ${TMP} expands to the run
+// directory.
 func Start(t testing.TB, prog, cfg string, listeners ...string) *Proc {
 	t.Helper()
 	dir := t.TempDir()
@@ -68,19 +70,34 @@ func Start(t testing.TB, prog, cfg string, listeners ...string) *Proc {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMP="+dir)
 	for i, name := range listeners {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+		var f *os.File
+		var addr string
+		if n, ok := strings.CutPrefix(name, "udp:"); ok {
+			name = n
+			pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f, err = pc.(*net.UDPConn).File(); err != nil {
+				t.Fatal(err)
+			}
+			pc.Close()
+			addr = pc.LocalAddr().String()
+		} else {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f, err = ln.(*net.TCPListener).File(); err != nil {
+				t.Fatal(err)
+			}
+			ln.Close()
+			addr = ln.Addr().String()
 		}
-		f, err := ln.(*net.TCPListener).File()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln.Close()
 		defer f.Close()
 		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", name, 3+i))
-		p.Addrs[name] = ln.Addr().String()
+		p.Addrs[name] = addr
 	}
 	cmd.Stdout = p.out
 	cmd.Stderr = p.out
@@ -319,6 +336,102 @@ func FreePort(t testing.TB) int {
 	}
 	t.Fatal("no free port")
 	return 0
+}
+
+// Patience bounds every wait for a state: long enough that only a hang
+// reaches it on a loaded machine, since a wait that gives up early turns
+// slowness into a failure.
+const Patience = 20 * time.Second
+
+// Eventually polls cond until it holds and fails the test, naming what
+// it waited for, if it still does not after Patience.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	if !Within(Patience, cond) {
+		t.Fatalf("still waiting after %v for %s", Patience, what)
+	}
+}
+
+// Within polls cond until it holds or d has passed, and reports whether
+// it held.
+func Within(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// WaitSocket runs a stats-socket command until ok accepts its reply, and
+// returns the last reply and how many connections to the socket it made
+// (they count in show info's totals).
+func WaitSocket(t testing.TB, sock, cmd string, ok func(reply string) bool) (string, int) {
+	t.Helper()
+	var out string
+	n := 0
+	Eventually(t, fmt.Sprintf("%q on %s", cmd, sock), func() bool {
+		n++
+		var err error
+		out, err = Socket(sock, cmd)
+		return err == nil && ok(out)
+	})
+	return out, n
+}
+
+// WaitCLI waits until the stats socket at sock answers.
+func WaitCLI(t testing.TB, sock string) {
+	t.Helper()
+	WaitSocket(t, sock, "show info", func(string) bool { return true })
+}
+
+// ParseStat splits show stat's CSV into rows keyed "proxy/server", each a
+// map from column name to value.
+func ParseStat(out string) map[string]map[string]string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	rows := map[string]map[string]string{}
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "# ") {
+		return rows
+	}
+	head := strings.Split(strings.TrimPrefix(lines[0], "# "), ",")
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) < 2 {
+			continue
+		}
+		row := map[string]string{}
+		for i, name := range head {
+			if i < len(f) {
+				row[name] = f[i]
+			}
+		}
+		rows[f[0]+"/"+f[1]] = row
+	}
+	return rows
+}
+
+// WaitScur waits until show stat gives row proxy/server (server
+// "FRONTEND" or "BACKEND" for the proxy's own rows) want current
+// sessions, and returns how many socket connections that took.
+func WaitScur(t testing.TB, sock, proxy, server string, want int) int {
+	t.Helper()
+	key, w := proxy+"/"+server, strconv.Itoa(want)
+	last, n := "", 0
+	if !Within(Patience, func() bool {
+		n++
+		out, err := Socket(sock, "show stat")
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		last = ParseStat(out)[key]["scur"]
+		return last == w
+	}) {
+		t.Fatalf("%s has scur %q after %v, want %d", key, last, Patience, want)
+	}
+	return n
 }
 
 // Signal sends sig to the proxy.

@@ -1,0 +1,216 @@
+//go:build regtest
+
+package security
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// naive answers every request in order and honours Content-Length on
+// every request, CONNECT included, the way a server that answers before
+// reading the body does: it refuses CONNECT with a 405 and only then
+// reads (and drops) the body the request announced.
+func naive(o *origin, sc *sconn) {
+	for {
+		h, err := sc.readHead(false)
+		if err != nil {
+			return
+		}
+		if h.method == "CONNECT" {
+			io.WriteString(sc.c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+		}
+		if _, err := io.CopyN(io.Discard, sc.br, int64(h.contentLength())); err != nil {
+			return
+		}
+		if h.method != "CONNECT" {
+			sc.respond(h, "")
+		}
+	}
+}
+
+// A CONNECT request has no body whatever its Content-Length says: the
+// proxy must not forward that length, or a server that honours it takes
+// the head of the client's next request as that body, and what follows
+// runs as a request the proxy's rules never saw.
+func TestConnectContentLengthSmuggling(t *testing.T) {
+	hidden := "GET /admin HTTP/1.1\r\nHost: a\r\n\r\n"
+	post := fmt.Sprintf("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n", len(hidden))
+	for _, te := range []bool{false, true} {
+		name := "content-length"
+		connect := fmt.Sprintf("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\nContent-Length: %d\r\n\r\n", len(post))
+		if te {
+			name = "chunked"
+			connect = "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\nTransfer-Encoding: chunked\r\n\r\n"
+		}
+		t.Run(name, func(t *testing.T) {
+			each(t, baseCfg, naive, func(t *testing.T, addr string, o *origin) {
+				cl := dial(t, addr)
+				cl.send(connect)
+				st, _ := cl.response()
+				if st != 405 {
+					t.Fatalf("CONNECT answered %d, want the server's 405", st)
+				}
+				cl.send(post + hidden)
+				st, body := cl.response()
+				for _, l := range o.requestLines() {
+					if strings.Contains(l, "/admin") {
+						t.Errorf("the server ran %q, a request the rules never saw", l)
+					}
+				}
+				if body == "/admin" {
+					t.Errorf("the client got the answer to the hidden request")
+				}
+				// HAProxy drops Content-Length; it passes Transfer-Encoding
+				// on (goha drops it too) but then closes the server side.
+				head := strings.ToLower(o.received(1))
+				head, _, _ = strings.Cut(head, "\r\n\r\n")
+				if strings.Contains(head, "content-length") {
+					t.Errorf("the CONNECT head reached the server with its Content-Length:\n%s", head)
+				}
+				if te && strings.Contains(o.received(1), "POST") {
+					t.Errorf("the server connection of a CONNECT with Transfer-Encoding carried the next request:\n%s", o.received(1))
+				}
+				if st != 200 || body != "/x" {
+					t.Errorf("POST /x answered %d %q, want 200 \"/x\"", st, body)
+				}
+			})
+		})
+	}
+}
+
+// After a 2xx answer to CONNECT the proxy tunnels bytes both ways, the
+// ones the client sent right behind its request included.
+func TestConnectTunnel(t *testing.T) {
+	tunnelOrigin := func(o *origin, sc *sconn) {
+		h, err := sc.readHead(false)
+		if err != nil || h.method != "CONNECT" {
+			return
+		}
+		io.WriteString(sc.c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		buf := make([]byte, 256)
+		for {
+			n, err := sc.br.Read(buf)
+			if n > 0 {
+				fmt.Fprintf(sc.c, "echo:%s", buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	each(t, baseCfg, tunnelOrigin, func(t *testing.T, addr string, o *origin) {
+		cl := dial(t, addr)
+		cl.send("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n")
+		line, _ := cl.br.ReadString('\n')
+		if !strings.HasPrefix(line, "HTTP/1.1 200 ") {
+			t.Fatalf("CONNECT answered %q", line)
+		}
+		for {
+			l, err := cl.br.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l == "\r\n" {
+				break
+			}
+		}
+		cl.send("ping")
+		got := make([]byte, len("echo:ping"))
+		if _, err := io.ReadFull(cl.br, got); err != nil || string(got) != "echo:ping" {
+			t.Fatalf("through the tunnel: %q, %v", got, err)
+		}
+		cl.send("pong")
+		if _, err := io.ReadFull(cl.br, got); err != nil || string(got) != "echo:pong" {
+			t.Fatalf("through the tunnel: %q, %v", got, err)
+		}
+
+		// Bytes sent right behind the request, before the answer, go
+		// into the tunnel once it opens.
+		cl = dial(t, addr)
+		cl.send("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\nearly")
+		if st, _ := readHeadOnly(cl); st != 200 {
+			t.Fatalf("CONNECT with early bytes answered %d", st)
+		}
+		got = make([]byte, len("echo:early"))
+		if _, err := io.ReadFull(cl.br, got); err != nil || string(got) != "echo:early" {
+			t.Fatalf("early bytes through the tunnel: %q, %v", got, err)
+		}
+	})
+}
+
+// Responses that have no body by definition (204, 304, 1xx, a HEAD's
+// 200) but announce one, or are followed by bytes anyway: the proxy frames
+// them by status and method, never by Content-Length, and the bytes that
+// follow reach no client.
+func TestBodilessResponses(t *testing.T) {
+	h := func(o *origin, sc *sconn) {
+		for {
+			h, err := sc.readHead(false)
+			if err != nil {
+				return
+			}
+			switch h.path {
+			case "/204":
+				io.WriteString(sc.c, "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+			case "/304":
+				io.WriteString(sc.c, "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n")
+			case "/head":
+				io.WriteString(sc.c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
+			case "/head-body":
+				io.WriteString(sc.c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray")
+			case "/204-body":
+				io.WriteString(sc.c, "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray")
+			case "/100":
+				io.WriteString(sc.c, "HTTP/1.1 100 Continue\r\nContent-Length: 5\r\n\r\n")
+				sc.respond(h, "")
+			default:
+				sc.respond(h, "")
+			}
+		}
+	}
+	each(t, baseCfg, h, func(t *testing.T, addr string, o *origin) {
+		cl := dial(t, addr)
+		for _, c := range []struct{ method, path string }{{"GET", "/204"}, {"GET", "/304"}, {"HEAD", "/head"}, {"GET", "/100"}, {"HEAD", "/head-body"}, {"GET", "/204-body"}} {
+			cl.send(c.method + " " + c.path + " HTTP/1.1\r\nHost: a\r\n\r\n")
+			st, _ := readHeadOnly(cl)
+			if c.path == "/100" {
+				// The interim response, then the final one.
+				st, _ = readHeadOnly(cl)
+				b := make([]byte, 4)
+				io.ReadFull(cl.br, b)
+			}
+			if st == 0 {
+				t.Fatalf("%s %s: no response", c.method, c.path)
+			}
+			cl.send("GET /next HTTP/1.1\r\nHost: a\r\n\r\n")
+			st, body := cl.response()
+			if st != 200 || body != "/next" {
+				t.Fatalf("after %s %s: the next request got %d %q", c.method, c.path, st, body)
+			}
+		}
+	})
+}
+
+// readHeadOnly reads a response head and returns its status and raw text.
+func readHeadOnly(cl *client) (int, string) {
+	cl.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var raw strings.Builder
+	st := 0
+	for {
+		l, err := cl.br.ReadString('\n')
+		if err != nil {
+			return 0, raw.String()
+		}
+		if raw.Len() == 0 {
+			fmt.Sscanf(l, "HTTP/1.1 %d", &st)
+		}
+		raw.WriteString(l)
+		if l == "\r\n" {
+			return st, raw.String()
+		}
+	}
+}
