@@ -406,6 +406,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			// stay as they are until then).
 			sc.io.deferWrite()
 		}
+		// Tr counts from here, as HAProxy's counts from the server
+		// connection's establishment: an upload's time is in it.
+		tSent = time.Now()
 		_, werr := hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
 		if !complete {
 			if werr == nil && req.Flags&http1.FlagExpect100 == 0 {
@@ -428,7 +431,6 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				total = 0
 			}
 		}
-		tSent = time.Now()
 		if werr == nil {
 			hc.reqPending = total
 			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, si, clientKeep)

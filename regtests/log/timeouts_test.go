@@ -164,8 +164,8 @@ backend up
 // HAProxy's do: the reply never comes before it, and the log's Ta is
 // HAProxy's give or take 250 ms (goha's timers once fired up to a
 // quarter of the timeout late); a body that keeps moving is not cut by
-// timeout server or timeout client however long it takes (its timers
-// are not compared: HAProxy counts an upload's time in Tr).
+// timeout server or timeout client however long it takes, and Tr counts
+// an upload's time, as HAProxy's does.
 func TestHTTPTimeoutsAgainstHAProxy(t *testing.T) {
 	haproxy := bin.HAProxy(t)
 	var got, want map[string]timeoutSeen
@@ -191,14 +191,17 @@ func TestHTTPTimeoutsAgainstHAProxy(t *testing.T) {
 		if g.elapsed < min[name] {
 			t.Errorf("%s: goha answered after %v, before the timeout %v", name, g.elapsed, min[name])
 		}
+		// Tr is -1 or a time; when a time, close to HAProxy's. A
+		// trickling body's timers depend on when each proxy wakes for
+		// each of its bytes: they get more room.
+		room := 250
 		if min[name] == 0 {
-			continue
+			room = 600
 		}
-		// Tr is -1 or a time; when a time, close to HAProxy's.
 		for i := 3; i < 5; i++ {
 			gv, _ := strconv.Atoi(g.log[i])
 			wv, _ := strconv.Atoi(w.log[i])
-			if (gv < 0) != (wv < 0) || gv-wv > 250 || wv-gv > 250 {
+			if (gv < 0) != (wv < 0) || gv-wv > room || wv-gv > room {
 				t.Errorf("%s: goha's log %q, HAProxy's %q: timers differ", name, g.log, w.log)
 			}
 		}
