@@ -8,18 +8,18 @@ import (
 // deadline re-arms a connection's deadline only when the one in force is
 // too far from the wanted one: setting a deadline costs a timer update, and
 // an inactivity timeout may fire a little late without harm. The slack is a
-// quarter of the timeout, at most one second, so short timeouts stay exact
-// enough.
+// quarter of the timeout, at most maxSlack: a busy connection then re-arms
+// at most once per maxSlack, and a timeout never fires more than maxSlack
+// after its value, as HAProxy's do within its scheduling noise.
 type deadline struct {
 	until time.Time // deadline in force; zero: none
 }
 
+// maxSlack bounds how late a timeout may fire.
+const maxSlack = 50 * time.Millisecond
+
 func slack(to time.Duration) time.Duration {
-	s := to / 4
-	if s > time.Second {
-		s = time.Second
-	}
-	return s
+	return min(to/4, maxSlack)
 }
 
 // arm sets c's deadline (set is SetReadDeadline, SetWriteDeadline or
@@ -54,4 +54,46 @@ func (cd *connDeadlines) armRead(c net.Conn, now time.Time, to time.Duration) {
 
 func (cd *connDeadlines) armBoth(c net.Conn, now time.Time, to time.Duration) {
 	cd.both.arm(c.SetDeadline, now, to)
+}
+
+// Which deadline an activeConn re-arms.
+const (
+	armRead = iota
+	armWrite
+	armBoth
+)
+
+// activeConn re-arms an inactivity timeout before each read or write of
+// a body being streamed: HAProxy's client and server timeouts count
+// inactivity, so a transfer that keeps moving is never cut by a timeout
+// counted from its start. The deadline tracker keeps this cheap.
+type activeConn struct {
+	c    net.Conn
+	dl   *deadline
+	to   time.Duration
+	kind int // armRead, armWrite or armBoth
+}
+
+func (a *activeConn) arm() {
+	if a.to <= 0 {
+		return
+	}
+	switch a.kind {
+	case armRead:
+		a.dl.arm(a.c.SetReadDeadline, time.Now(), a.to)
+	case armWrite:
+		a.dl.arm(a.c.SetWriteDeadline, time.Now(), a.to)
+	default:
+		a.dl.arm(a.c.SetDeadline, time.Now(), a.to)
+	}
+}
+
+func (a *activeConn) Read(p []byte) (int, error) {
+	a.arm()
+	return a.c.Read(p)
+}
+
+func (a *activeConn) Write(p []byte) (int, error) {
+	a.arm()
+	return a.c.Write(p)
 }

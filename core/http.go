@@ -48,6 +48,12 @@ type hconn struct {
 	// of the client buffer: it stays there until the response head
 	// arrives, so that a stale pooled connection can be retried.
 	reqPending int
+
+	// The two sides of a body being streamed, with their inactivity
+	// timeouts re-armed as it moves.
+	cliIO, srvIO activeConn
+
+	proc *Process // for the soft stop, which closes after the response
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -123,11 +129,14 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	// A TLS connection too goes through hc.raw (plain reads and
 	// writes), which counts the bytes.
 	hc.raw.Conn = c
+	hc.proc = proc
 	hc.raw.io.initRaw(c)
 	c = &hc.raw
 	defer func() {
 		hc.raw.takeBytes(&fe.FE)
 		hc.raw.Conn, hc.raw.io.rc = nil, nil
+		hc.cliIO, hc.srvIO = activeConn{}, activeConn{}
+		hc.proc = nil
 	}()
 	hc.dl = connDeadlines{}
 	cbuf := bufPool.Get()
@@ -149,7 +158,10 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 			if park && proc.parkHTTP(cs, hc.idleLeft) {
 				return true
 			}
-			if !keep || proc.stoppingNow() {
+			// A response sent before the stop promised the client
+			// another request: it is served, with a close (see
+			// readRequest for how long it is waited for).
+			if !keep {
 				return false
 			}
 			cs.notFirst = true
@@ -187,7 +199,10 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 	}
 	// Between requests, wait at most parkAfter here; a connection idle
 	// longer than that is parked (see idle.go).
-	hot := !first && cbuf.Len() == 0 && proc.idle != nil && (wait == 0 || wait > parkAfter)
+	// A stopping process waits that long too, then closes: the client of
+	// a keep-alive response sent before the stop may have its next
+	// request on the way.
+	hot := !first && cbuf.Len() == 0 && (proc.idle != nil || proc.stoppingNow()) && (wait == 0 || wait > parkAfter)
 	if hot {
 		hc.dl.armRead(c, time.Now(), parkAfter)
 	} else {
@@ -381,7 +396,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			sc.buf = bufPool.Get()
 			sc.buf.Reset()
 		}
-		sc.dl.armBoth(sc, now, be.Timeouts.Server)
+		// timeout server counts from the request's sending, not from
+		// its arrival: the connect time is not the server's.
+		sc.dl.armBoth(sc, time.Now(), be.Timeouts.Server)
 		// Send the head and what of the body is here; stream the rest.
 		if complete && sc.buf.Len() == 0 && (!entry.Reused() || now.Sub(sc.idleAt) < quietIdle) {
 			// The whole request is here: it goes out with the read of
@@ -389,6 +406,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			// stay as they are until then).
 			sc.io.deferWrite()
 		}
+		// Tr counts from here, as HAProxy's counts from the server
+		// connection's establishment: an upload's time is in it.
+		tSent = time.Now()
 		_, werr := hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
 		if !complete {
 			if werr == nil && req.Flags&http1.FlagExpect100 == 0 {
@@ -411,7 +431,6 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				total = 0
 			}
 		}
-		tSent = time.Now()
 		if werr == nil {
 			hc.reqPending = total
 			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, si, clientKeep)
@@ -434,7 +453,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				si.tt = si.ta
 				proc.accountHTTP(fe, be, srv, si)
 				proc.logHTTP(si)
-				return clientKeep && si.keepClient && !proc.stoppingNow(), false
+				return clientKeep && si.keepClient, false
 			}
 			if hc.killed.Load() {
 				srv.pool.Done(entry)
@@ -446,6 +465,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				continue
 			}
 			srv.pool.Done(entry)
+			if si.status > 0 && (rerr == errHeadersSent || rerr == errClientGone || rerr == errBodyTimeout || rerr == errClientTimeout) {
+				return proc.responseCut(fe, be, srv, si, rerr, start), false
+			}
 			st := 502
 			si.term = [2]byte{'S', 'H'}
 			if isTimeout(rerr) {
@@ -474,11 +496,6 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 					srv.observe(check.EventHTTPReadError)
 				}
 			}
-			if rerr == errHeadersSent {
-				si.tt = time.Since(start)
-				proc.logHTTP(si)
-				return false, false
-			}
 			si.status = st
 			return proc.errorReply(fe, c, cbuf, hc, si, st, hc.reqPending, hc.reqBody.Done()), false
 		}
@@ -503,7 +520,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 // sc, counting its data in the exchange's bytes in.
 func (hc *hconn) forwardReqBody(sc *srvConn, cbuf *http1.Buffer, c net.Conn) error {
 	seen := hc.reqBody.Data
-	_, err := http1.Forward(sc, cbuf, c, &hc.reqBody)
+	hc.cliIO = activeConn{c: c, dl: &hc.dl.read, to: hc.si.fe.Timeouts.Client, kind: armRead}
+	hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: hc.si.be.Timeouts.Server, kind: armBoth}
+	_, err := http1.Forward(&hc.srvIO, cbuf, &hc.cliIO, &hc.reqBody)
 	hc.si.bytesIn += hc.reqBody.Data - seen
 	return err
 }
@@ -511,17 +530,52 @@ func (hc *hconn) forwardReqBody(sc *srvConn, cbuf *http1.Buffer, c net.Conn) err
 // replyConn is the Connection header HAProxy's H1 layer puts on a reply
 // that a stream sends. It follows the request: "close" when the request
 // asked for it (or, in HTTP/1.0, did not ask for keep-alive) or when the
-// reply leaves its body unread; "keep-alive" for an HTTP/1.0 request that
-// asked for it; none otherwise.
+// reply leaves its body unread, or when the process is stopping;
+// "keep-alive" for an HTTP/1.0 request that asked for it; none otherwise.
 func (hc *hconn) replyConn(bodyRead bool) http1.ConnValue {
 	req := &hc.req
 	switch {
-	case !req.KeepAlive() || (req.Body != http1.BodyNone && !bodyRead):
+	case !req.KeepAlive() || (req.Body != http1.BodyNone && !bodyRead) || hc.proc.stoppingNow():
 		return http1.ConnClose
 	case req.Flags&http1.FlagVer11 == 0:
 		return http1.ConnKeepAlive
 	}
 	return http1.ConnNone
+}
+
+// responseCut ends an exchange whose response was cut after its head
+// went to the client, counted and logged as HAProxy does: the status
+// counts among the responses, a server's close or reset is SD (a response
+// error and a server abort), its silence sD (a server abort only), the
+// client's going away CD and its not reading cD (a client abort).
+func (proc *Process) responseCut(fe, be *Proxy, srv *Server, si *streamInfo, err error, start time.Time) bool {
+	switch err {
+	case errClientGone, errClientTimeout:
+		si.term = [2]byte{'C', 'D'}
+		if err == errClientTimeout {
+			si.term[0] = 'c'
+		}
+		srv.Counters.CliAbrt.Add(1)
+		fe.FE.CliAbrt.Add(1)
+		be.BE.CliAbrt.Add(1)
+	case errBodyTimeout:
+		si.term = [2]byte{'s', 'D'}
+		srv.Counters.SrvAbrt.Add(1)
+		be.BE.SrvAbrt.Add(1)
+		srv.observe(check.EventHTTPReadTimeout)
+	default:
+		si.term = [2]byte{'S', 'D'}
+		srv.Counters.Eresp.Add(1)
+		be.BE.Eresp.Add(1)
+		srv.Counters.SrvAbrt.Add(1)
+		be.BE.SrvAbrt.Add(1)
+		srv.observe(check.EventHTTPReadError)
+	}
+	si.tt = time.Since(start)
+	si.ta = si.tt
+	proc.accountHTTP(fe, be, srv, si)
+	proc.logHTTP(si)
+	return false
 }
 
 // killedExchange ends an exchange that "shutdown sessions server" killed,
@@ -548,7 +602,7 @@ func (proc *Process) killedExchange(fe, be *Proxy, srv *Server, c net.Conn, cbuf
 // when the connection goes on.
 func (proc *Process) errorReply(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, si *streamInfo, status, pending int, bodyRead bool) bool {
 	mode := hc.replyConn(bodyRead)
-	keep := bodyRead && mode != http1.ConnClose && !proc.stoppingNow()
+	keep := bodyRead && mode != http1.ConnClose
 	if keep && pending > 0 {
 		cbuf.Discard(pending)
 	}
@@ -560,6 +614,9 @@ var (
 	errStaleConn   = errors.New("core: server closed an idle connection")
 	errClientGone  = errors.New("core: client closed")
 	errHeadersSent = errors.New("core: response aborted after its head was sent")
+	errBodyTimeout = errors.New("core: server timed out after the response head was sent")
+	// The client read nothing for timeout client while a response streamed.
+	errClientTimeout = errors.New("core: client timed out")
 )
 
 func isServerErr(err error, sc net.Conn) bool {
@@ -604,12 +661,11 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 	for attempt := 0; ; attempt++ {
 		gen := srv.pool.Gen()
 		t0 := time.Now()
+		countAttempt(be, srv)
 		nc, _, err := srv.dialServer(ctx, clientPort(c), be.connectTimeout(), sni)
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.observe(check.EventL4OK)
-			srv.Counters.Connect.Add(1)
-			be.BE.Connect.Add(1)
 			sc := &srvConn{rawConn: rawConn{Conn: nc}, bec: &be.BE}
 			sc.io.initRaw(nc)
 			sc.peek.init(nc)
@@ -617,9 +673,10 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 			return srv.pool.Track(sc, gen), srv, nil
 		}
 		srv.observe(check.EventL4Err)
-		srv.Counters.Econ.Add(1)
-		be.BE.Econ.Add(1)
+		countFailedAttempt(srv, time.Now())
 		if attempt >= be.Retries {
+			srv.Counters.Econ.Add(1)
+			be.BE.Econ.Add(1)
 			si.srv = srv
 			srv.releaseSlot()
 			return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
@@ -739,8 +796,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 	upgrade := (resp.Status == 101 && req.IsUpgrade()) || (req.Method == http1.MethodCONNECT && resp.Body == http1.BodyTunnel)
 	// A server's own "Connection: close" closes only the server side: the
 	// client keeps its connection unless the response's framing needs the
-	// close (HAProxy 2.6 behaves so).
-	keepClient := clientKeep && http1.KeepClient(req, resp) && !upgrade && hc.reqBody.Done()
+	// close (HAProxy 2.6 behaves so). A stopping process closes after the
+	// response, and says so in it.
+	keepClient := clientKeep && http1.KeepClient(req, resp) && !upgrade && hc.reqBody.Done() && !proc.stoppingNow()
 	si.keepClient = keepClient
 	hc.rwResp.SetConnection(resp, http1.ConnForResponse(resp, req, keepClient))
 	hc.rsBody.Init(resp)
@@ -765,13 +823,17 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 	}
 	if !complete {
 		defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
-		if _, err := http1.Forward(c, sbuf, sc, &hc.rsBody); err != nil {
-			if isTimeout(err) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return resp.Status, false, errHeadersSent
-			}
+		hc.cliIO = activeConn{c: c, dl: &hc.dl.write, to: fe.Timeouts.Client, kind: armWrite}
+		hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: be.Timeouts.Server, kind: armBoth}
+		if _, err := http1.Forward(&hc.cliIO, sbuf, &hc.srvIO, &hc.rsBody); err != nil {
 			var oe *net.OpError
-			if errors.As(err, &oe) && oe.Op == "write" {
+			switch {
+			case errors.As(err, &oe) && oe.Op == "write" && oe.Timeout():
+				return resp.Status, false, errClientTimeout
+			case errors.As(err, &oe) && oe.Op == "write":
 				return resp.Status, false, errClientGone
+			case isTimeout(err):
+				return resp.Status, false, errBodyTimeout
 			}
 			return resp.Status, false, errHeadersSent
 		}
@@ -797,7 +859,7 @@ func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 	c.SetDeadline(time.Time{})
 	sc.SetDeadline(time.Time{})
 	sc.dl = connDeadlines{}
-	up, down, _, _ := relay(c, &sc.rawConn, tunnelTimeouts(fe, be))
+	up, down, _, _, _ := relay(c, &sc.rawConn, tunnelTimeouts(fe, be))
 	si.bytesIn += up
 	si.bytesOut += down
 }
@@ -906,13 +968,14 @@ func (proc *Process) replyError(px *Proxy, c net.Conn, status int, mode http1.Co
 }
 
 // countLocalReply counts a reply the proxy made itself in the frontend's
-// counters, and the backend's once the stream has one, bytes included.
+// counters, and the backend's once the stream has one (a listen section's
+// own backend side included), bytes included.
 func (si *streamInfo) countLocalReply(status int) {
 	cl := HrspClass(status)
 	si.fe.FE.Hrsp[cl].Add(1)
 	si.fe.FE.Bin.Add(si.bytesIn)
 	si.fe.FE.Bout.Add(si.bytesOut)
-	if be := si.be; be != nil && be != si.fe {
+	if be := si.be; be != nil {
 		be.BE.Hrsp[cl].Add(1)
 		be.BE.Bin.Add(si.bytesIn)
 		be.BE.Bout.Add(si.bytesOut)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"goha/core/check"
@@ -75,20 +76,20 @@ func (proc *Process) connectServer(ctx context.Context, be *Proxy, key lb.Key, c
 		srv.Counters.LbTot.Add(1)
 		be.BE.LbTot.Add(1)
 		t0 := time.Now()
+		countAttempt(be, srv)
 		c, _, err := srv.dialServer(ctx, clientPort, be.connectTimeout(), "")
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.observe(check.EventL4OK)
-			srv.Counters.Connect.Add(1)
-			be.BE.Connect.Add(1)
 			si.connected = true
 			return c, srv, nil
 		}
 		srv.observe(check.EventL4Err)
 		srv.releaseSlot()
-		srv.Counters.Econ.Add(1)
-		be.BE.Econ.Add(1)
+		countFailedAttempt(srv, time.Now())
 		if attempt >= tries {
+			srv.Counters.Econ.Add(1)
+			be.BE.Econ.Add(1)
 			si.srv = srv
 			return nil, srv, errConnect
 		}
@@ -110,6 +111,21 @@ func (proc *Process) connectServer(ctx context.Context, be *Proxy, key lb.Key, c
 			return nil, nil, ctx.Err()
 		}
 	}
+}
+
+// countAttempt counts a connection attempt to srv as HAProxy does: each
+// attempt, retries included, is a connect whatever its outcome.
+func countAttempt(be *Proxy, srv *Server) {
+	srv.Counters.Connect.Add(1)
+	be.BE.Connect.Add(1)
+}
+
+// countFailedAttempt counts the session a failed attempt gave srv: HAProxy
+// counts one in the server's stot per attempt, and a connection error
+// (econ) only once the stream gives up, not per attempt.
+func countFailedAttempt(srv *Server, now time.Time) {
+	srv.Counters.SessionStart(now)
+	srv.Counters.SessionEnd()
 }
 
 func (p *Proxy) connectTimeout() time.Duration {
@@ -147,6 +163,7 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	defer stop()
 	sc, srv, err := proc.connectServer(ctx, be, key, clientPort(c), si)
 	if err != nil {
+		drainPending(c)
 		si.term = [2]byte{'S', 'C'}
 		if err == errQueueTimeout {
 			si.term = [2]byte{'s', 'Q'}
@@ -182,7 +199,7 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	}
 	defer leave()
 
-	up, down, upErr, downErr := relay(asRaw(c), asRaw(sc), tunnelTimeouts(fe, be))
+	up, down, upErr, downErr, abort := relay(asRaw(c), asRaw(sc), tunnelTimeouts(fe, be))
 	si.bytesIn, si.bytesOut = up, down
 	fe.FE.Bin.Add(up)
 	fe.FE.Bout.Add(down)
@@ -191,6 +208,17 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	srv.Counters.Bin.Add(up)
 	srv.Counters.Bout.Add(down)
 	switch {
+	case abort == 'C':
+		si.term = [2]byte{'C', 'D'}
+		fe.FE.CliAbrt.Add(1)
+		be.BE.CliAbrt.Add(1)
+		srv.Counters.CliAbrt.Add(1)
+	case abort == 'S':
+		si.term = [2]byte{'S', 'D'}
+		be.BE.Eresp.Add(1)
+		srv.Counters.Eresp.Add(1)
+		be.BE.SrvAbrt.Add(1)
+		srv.Counters.SrvAbrt.Add(1)
 	case isTimeout(upErr):
 		si.term = [2]byte{'c', 'D'}
 	case isTimeout(downErr):
@@ -224,24 +252,66 @@ func tunnelTimeouts(fe, be *Proxy) tunnelTO {
 // direction ends on EOF, an error or its side's inactivity timeout; its
 // end is passed on as a half-close, and the other side's timeout becomes
 // its fin timeout (server-fin once the client has closed, client-fin once
-// the server has).
-func relay(c, sc net.Conn, to tunnelTO) (up, down int64, upErr, downErr error) {
+// the server has). A side that fails (a reset, not a close or a timeout)
+// ends the whole stream at once, as in HAProxy: abort is then 'C' for the
+// client, 'S' for the server, and the other direction's error, its cut
+// wait, is dropped.
+func relay(c, sc net.Conn, to tunnelTO) (up, down int64, upErr, downErr error, abort byte) {
 	var cliIdle, srvIdle atomic.Int64
 	cliIdle.Store(int64(to.client))
 	srvIdle.Store(int64(to.server))
+	var stop atomic.Bool
+	var who atomic.Int32 // the failed side, then 'u' or 'd' for its direction
+	// fail records the first side to fail and wakes the other direction;
+	// it reports whether the stream is aborted.
+	fail := func(side, dir byte, err error) bool {
+		if err == nil || isTimeout(err) || !stop.CompareAndSwap(false, true) {
+			return stop.Load()
+		}
+		who.Store(int32(side)<<8 | int32(dir))
+		past := time.Unix(1, 0)
+		c.SetReadDeadline(past)
+		sc.SetReadDeadline(past)
+		return true
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		up, upErr = pipe(sc, c, &cliIdle)
+		var wrote bool
+		up, upErr, wrote = pipe(sc, c, &cliIdle, &stop)
+		// A read error is the client's, a write error the server's.
+		side := byte('C')
+		if wrote {
+			side = 'S'
+		}
+		if fail(side, 'u', upErr) {
+			return
+		}
 		closeWrite(sc)
 		finTimeout(sc, &srvIdle, to.serverFin)
 	}()
-	down, downErr = pipe(c, sc, &srvIdle)
+	down, downErr, wrote := pipe(c, sc, &srvIdle, &stop)
+	side := byte('S')
+	if wrote {
+		side = 'C'
+	}
+	// Aborted or not, the client gets a close, not a reset.
 	closeWrite(c)
-	finTimeout(c, &cliIdle, to.clientFin)
+	if !fail(side, 'd', downErr) {
+		finTimeout(c, &cliIdle, to.clientFin)
+	}
 	wg.Wait()
-	return up, down, upErr, downErr
+	if w := who.Load(); w != 0 {
+		abort = byte(w >> 8)
+		// The other direction's error is only its cut wait.
+		if byte(w) == 'u' {
+			downErr = nil
+		} else {
+			upErr = nil
+		}
+	}
+	return up, down, upErr, downErr, abort
 }
 
 // finTimeout gives src's reads the inactivity timeout fin from now on,
@@ -254,13 +324,13 @@ func finTimeout(src net.Conn, idle *atomic.Int64, fin time.Duration) {
 	src.SetReadDeadline(time.Now().Add(fin))
 }
 
-// pipe copies src to dst until EOF or an error. idle is the inactivity
-// timeout of src's reads; another goroutine may change it (finTimeout).
-func pipe(dst, src net.Conn, idle *atomic.Int64) (int64, error) {
+// pipe copies src to dst until EOF, an error, or stop. idle is the
+// inactivity timeout of src's reads; another goroutine may change it
+// (finTimeout). wrote says that the error came from writing to dst.
+func pipe(dst, src net.Conn, idle *atomic.Int64, stop *atomic.Bool) (n int64, err error, wrote bool) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
-	var n int64
 	var dl deadline
 	for {
 		// Re-check after arming: a finTimeout that ran meanwhile set
@@ -272,21 +342,51 @@ func pipe(dst, src net.Conn, idle *atomic.Int64) (int64, error) {
 				break
 			}
 		}
-		r, err := src.Read(buf)
+		// Checked after arming: relay's wake-up deadline, set after
+		// stop, may have been overwritten by this arm.
+		if stop.Load() {
+			return n, nil, false
+		}
+		r, rerr := src.Read(buf)
 		if r > 0 {
 			w, werr := dst.Write(buf[:r])
 			n += int64(w)
 			if werr != nil {
-				return n, werr
+				return n, werr, true
 			}
 		}
-		if err != nil {
-			if err == io.EOF {
-				return n, nil
+		if rerr != nil {
+			if rerr == io.EOF {
+				return n, nil, false
 			}
-			return n, err
+			return n, rerr, false
 		}
 	}
+}
+
+// drainPending reads and drops what the peer sent that nobody read, so
+// that closing c sends a FIN, as HAProxy's close does: Linux answers the
+// close of a socket with unread data with a reset.
+func drainPending(c net.Conn) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	rc.Read(func(fd uintptr) bool {
+		// Bounded: a peer that keeps sending gets its reset.
+		for i := 0; i < 64; i++ {
+			if n, err := syscall.Read(int(fd), *bp); n <= 0 || err != nil {
+				break
+			}
+		}
+		return true
+	})
 }
 
 func closeWrite(c net.Conn) {

@@ -185,6 +185,13 @@ func cmdSetServer(c *Ctx) {
 		if c.Arg(5) == "port" {
 			port, hasPort = c.Arg(6), true
 		}
+		// HAProxy keeps the low 16 bits of a port past 65535, so a typo
+		// silently sends traffic elsewhere; refusing changes nothing.
+		if v, _, ok := core.Strtol(port); hasPort && ok && (v < 0 || v > 65535) &&
+			!strings.HasPrefix(port, "+") && !strings.HasPrefix(port, "-") {
+			c.Err(fmt.Sprintf("provided port '%s' is invalid: it must be between 0 and 65535.", port))
+			return
+		}
 		c.Warn(setAddr(s, c.Arg(4), port, hasPort))
 	case "fqdn":
 		if c.Arg(4) == "" {

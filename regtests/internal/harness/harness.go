@@ -435,3 +435,6 @@ func WaitScur(t testing.TB, sock, proxy, server string, want int) int {
 	}
 	return n
 }
+
+// Signal sends sig to the proxy.
+func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
