@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	registerKeywords(Keyword{Name: "bind", Scope: scopeFE, Parse: parseBind})
+	registerKeywords(Keyword{Name: "bind", Scope: scopeFE, Args: ArgsAny, Parse: parseBind})
 }
 
 // bind parameters that take a value; the rest are flags.
@@ -30,6 +30,21 @@ var bindFlags = map[string]bool{
 	"force-tlsv12": true, "force-tlsv13": true, "prefer-client-ciphers": true, "allow-0rtt": true,
 	"no-ca-names": true, "generate-certificates": true, "quic-force-retry": true,
 	"no-tls-tickets": true, "ssl-reuse": true,
+}
+
+// unknownBindParam returns the first word of a bind line's parameters
+// that is no bind keyword, or "".
+func unknownBindParam(params []string) string {
+	for i := 0; i < len(params); i++ {
+		if n, ok := bindParamArgs[params[i]]; ok {
+			i += n
+			continue
+		}
+		if !bindFlags[params[i]] {
+			return params[i]
+		}
+	}
+	return ""
 }
 
 func parseBind(c *kwCtx, args []string) error {
