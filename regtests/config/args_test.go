@@ -114,6 +114,16 @@ var refused = []argCase{
 	{name: "log-forward-bind", cfg: "log-forward lf\n!    bind 127.0.0.1:@PORT@ bogus\n", word: "bogus"},
 	{name: "peers-peer", cfg: "peers p\n    peer @HOST@ 127.0.0.1:@PORT@\n!    peer b 127.0.0.1:1 x\n", word: "x"},
 	{name: "peers-table", cfg: "peers p\n    peer @HOST@ 127.0.0.1:@PORT@\n!    table t type ip size 1k x\n", word: "x"},
+	{name: "peers-shards", cfg: "peers p\n    peer @HOST@ 127.0.0.1:@PORT@\n!    shards 2\n", word: "shards"},
+	{name: "peers-bind", cfg: "peers p\n!    bind 127.0.0.1:@PORT@ bogus\n", word: "bogus"},
+	{name: "log-extra", cfg: inGlobal("!log 127.0.0.1:514 local0 info info x"), word: "x"},
+	{name: "log-forward-log", cfg: "log-forward lf\n    dgram-bind 127.0.0.1:@PORT@\n!    log 127.0.0.1:514 local0 x\n", word: "x"},
+	{name: "unix-bind", cfg: inGlobal("!unix-bind prefix /tmp bogus"), word: "unix-bind"},
+	{name: "ssl-max-ver", cfg: inGlobal("!ssl-default-bind-options ssl-max-ver TLSv9"), word: "TLSv9"},
+	{name: "del-header-m", cfg: inFrontend("!http-request del-header X-A -m bogus"), word: "bogus",
+		differs: "HAProxy names the proxy: error detected in frontend 'fe' while parsing"},
+	{name: "return-no-content-type", cfg: inFrontend("!http-request return string hi"), word: "http-request return",
+		differs: "HAProxy names the proxy: error detected in frontend 'fe' while parsing"},
 }
 
 // accepted are lines where HAProxy only warns, or reads what it needs and
