@@ -180,6 +180,15 @@ var proxyKeywords = []Keyword{
 		if len(args) < 1 {
 			return errf("'cookie' expects <cookie_name> as argument.")
 		}
+		for i := 1; i < len(args); i++ {
+			switch args[i] {
+			case "rewrite", "indirect", "insert", "nocache", "postonly", "preserve", "prefix", "httponly", "secure", "dynamic":
+			case "domain", "maxidle", "maxlife", "attr":
+				i++
+			default:
+				return errf("'cookie' supports 'rewrite', 'insert', 'prefix', 'indirect', 'nocache', 'postonly', 'domain', 'maxidle', 'dynamic', 'maxlife' and 'attr' options.")
+			}
+		}
 		c.p.Cookie = append([]string(nil), args...)
 		return nil
 	}},

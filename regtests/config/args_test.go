@@ -97,6 +97,7 @@ var refused = []argCase{
 	{name: "user", cfg: inGlobal("!user root x"), word: "x"},
 	{name: "master-worker", cfg: inGlobal("!master-worker no-exit-on-failure x"), word: "x"},
 	{name: "ssl-default-server-options", cfg: inGlobal("!ssl-default-server-options no-sslv3 foo"), word: "foo"},
+	{name: "cookie", cfg: inBackend("!cookie SRV insert indirect nocache x"), word: "cookie"},
 	{name: "http-reuse", cfg: inBackend("!http-reuse safe x"), word: "x"},
 	{name: "default-backend", cfg: inFrontend("!default_backend be x"), word: "x"},
 	{name: "grace-proxy", cfg: inBackend("!grace 1s"), word: "grace"},
