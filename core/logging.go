@@ -95,6 +95,9 @@ func parseRingSection(b *builder, s *config.Section) {
 		return
 	}
 	for _, ln := range s.Lines {
+		if w := ln.Words; w[0] == "server" && len(w) > 3 && !b.checkServerParams(ln, s.Name, w[1], w[3:]) {
+			continue
+		}
 		if err := ring.ParseRingKeyword(r, ln.Words); err != nil {
 			b.reportRing(ln, err, ring.RingKeywords, "ring")
 		}

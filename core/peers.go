@@ -103,13 +103,20 @@ func parsePeersSection(b *builder, s *config.Section) {
 }
 
 // checkPeerParams refuses the words after a peer's address that are no
-// server keyword, as HAProxy parses them as a server's; it reports and
-// returns false on the first.
+// server keyword, as HAProxy parses them as a server's.
 func (b *builder) checkPeerParams(ln config.Line, name string, params []string) bool {
+	return b.checkServerParams(ln, LocalPeerName, name, params)
+}
+
+// checkServerParams refuses the first word after the address of a server
+// that is not a proxy's (a peer, a ring's server) and is no server
+// keyword, naming the server owner/name as HAProxy does; it reports and
+// returns false on the first.
+func (b *builder) checkServerParams(ln config.Line, owner, name string, params []string) bool {
 	for i := 0; i < len(params); i++ {
 		k, ok := serverKeywords[params[i]]
 		if !ok {
-			b.d.Add(diag.Diag{Sev: diag.Alert, Pos: ln.Pos, Msg: fmt.Sprintf("'server %s/%s' : unknown keyword '%s'.", LocalPeerName, name, params[i])})
+			b.d.Add(diag.Diag{Sev: diag.Alert, Pos: ln.Pos, Msg: fmt.Sprintf("'server %s/%s' : unknown keyword '%s'.", owner, name, params[i])})
 			return false
 		}
 		i += k.Args

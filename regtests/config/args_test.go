@@ -114,6 +114,7 @@ var refused = []argCase{
 	{name: "log-forward-maxconn", cfg: "log-forward lf\n    dgram-bind 127.0.0.1:@PORT@\n!    maxconn 10 x\n", word: "x"},
 	{name: "log-forward-bind", cfg: "log-forward lf\n!    bind 127.0.0.1:@PORT@ bogus\n", word: "bogus"},
 	{name: "peers-peer", cfg: "peers p\n    peer @HOST@ 127.0.0.1:@PORT@\n!    peer b 127.0.0.1:1 x\n", word: "x"},
+	{name: "ring-server", cfg: "ring r1\n!    server s1 127.0.0.1:@PORT@ x\n", word: "x"},
 	{name: "peers-table", cfg: "peers p\n    peer @HOST@ 127.0.0.1:@PORT@\n!    table t type ip size 1k x\n", word: "x"},
 	{name: "peers-shards", cfg: "peers p\n    peer @HOST@ 127.0.0.1:@PORT@\n!    shards 2\n", word: "shards"},
 	{name: "peers-bind", cfg: "peers p\n!    bind 127.0.0.1:@PORT@ bogus\n", word: "bogus"},
