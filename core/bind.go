@@ -47,6 +47,12 @@ func unknownBindParam(params []string) string {
 	return ""
 }
 
+// processDeprecated is HAProxy 2.6's warning for a bind's "process": goha
+// has one process and ignores it.
+func processDeprecated(v string) string {
+	return fmt.Sprintf("'process %s' on 'bind' lines is deprecated and will be removed in 2.7.", v)
+}
+
 func parseBind(c *kwCtx, args []string) error {
 	if len(args) < 1 {
 		return errf("'bind' expects {<path>|[addr1]:port1[-end1]}{,[addr]:port[-end]}... as arguments.")
@@ -66,6 +72,8 @@ func parseBind(c *kwCtx, args []string) error {
 			}
 			v := rest[i+1]
 			switch kw {
+			case "process":
+				c.b.d.Warnf(c.pos, "'bind %s' in section '%s' : %s", args[0], c.sec.Kind, processDeprecated(v))
 			case "maxconn":
 				m, err := strconv.Atoi(v)
 				if err != nil || m < 0 {

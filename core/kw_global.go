@@ -89,7 +89,7 @@ var globalKeywords = []Keyword{
 		if len(args) < 1 {
 			return errf("'stats socket' expects an address as argument.")
 		}
-		if err := checkStatsSocketArgs(args[1:]); err != nil {
+		if err := checkStatsSocketArgs(c, args[1:]); err != nil {
 			return err
 		}
 		c.g.StatsSockets = append(c.g.StatsSockets, StatsSocket{Pos: c.pos, Addr: args[0], Args: args[1:]})
@@ -331,7 +331,7 @@ func tlsMethodOption(a string) bool {
 // checkStatsSocketArgs refuses what a stats socket's bind parameters do not
 // know, at parse time as HAProxy does: the socket is opened only at start,
 // too late for goha -c.
-func checkStatsSocketArgs(args []string) error {
+func checkStatsSocketArgs(c *kwCtx, args []string) error {
 	for i := 0; i < len(args); i++ {
 		kw := args[i]
 		n, ok := bindParamArgs[kw]
@@ -359,6 +359,9 @@ func checkStatsSocketArgs(args []string) error {
 		}
 		if allowed != nil && !slices.Contains(allowed, v) {
 			return errf("'stats socket' : ''%s' only supports %s (got '%s')'", kw, quoteList(allowed), v)
+		}
+		if kw == "process" {
+			c.b.d.Warnf(c.pos, "'stats socket' : %s", processDeprecated(v))
 		}
 		i += n
 	}

@@ -139,6 +139,10 @@ var accepted = []struct {
 		"parsing [args.cfg:%d]: previous 'http-request' action is final and has no condition attached, further entries are NOOP."},
 	{"final-response", inBackend("http-response deny\n!http-response allow"),
 		"parsing [args.cfg:%d]: previous 'http-response' action is final and has no condition attached, further entries are NOOP."},
+	{"bind-process", inFrontend("!bind 127.0.0.1:@PORT@ process 1"),
+		"parsing [args.cfg:%d] : 'bind 127.0.0.1:@PORT@' in section 'frontend' : 'process 1' on 'bind' lines is deprecated and will be removed in 2.7."},
+	{"stats-socket-process", inGlobal("!stats socket @DIR@/admin.sock process all"),
+		"parsing [args.cfg:%d] : 'stats socket' : 'process all' on 'bind' lines is deprecated and will be removed in 2.7."},
 	{"conditional-deny", inFrontend("http-request deny if { src 10.0.0.0/8 }\n!http-request set-header X-A b"), ""},
 	{"stats-timeout", inGlobal("!stats timeout 1s 2"), ""},
 	{"hard-stop-after", inGlobal("!hard-stop-after 1s x"), ""},
@@ -152,16 +156,17 @@ var accepted = []struct {
 }
 
 // writeCase writes cfg without its marker as dir/args.cfg and returns the
-// marked line's number. @PORT@ becomes a free port (checks bind nothing,
+// marked line's number and the replacer it applied. @PORT@ becomes a free port (checks bind nothing,
 // but HAProxy refuses port 0), @DIR@ the directory and @HOST@ the host
 // name, which names the local peer of a peers section.
-func writeCase(t *testing.T, dir, cfg string) int {
+func writeCase(t *testing.T, dir, cfg string) (int, *strings.Replacer) {
 	t.Helper()
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg = strings.NewReplacer("@PORT@", strconv.Itoa(harness.FreePort(t)), "@DIR@", dir, "@HOST@", host).Replace(cfg)
+	subst := strings.NewReplacer("@PORT@", strconv.Itoa(harness.FreePort(t)), "@DIR@", dir, "@HOST@", host)
+	cfg = subst.Replace(cfg)
 	lines := strings.Split(cfg, "\n")
 	at := 0
 	for i, l := range lines {
@@ -175,7 +180,7 @@ func writeCase(t *testing.T, dir, cfg string) int {
 	if err = os.WriteFile(filepath.Join(dir, "args.cfg"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return at
+	return at, subst
 }
 
 var pidPart = regexp.MustCompile(`^\[([A-Z]+)\] +\(\d+\) : config : `)
@@ -214,7 +219,7 @@ func TestExtraWordsRefused(t *testing.T) {
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			at := writeCase(t, dir, tc.cfg)
+			at, _ := writeCase(t, dir, tc.cfg)
 			code, msgs := messages(t, goha, dir)
 			hcode, hmsgs := messages(t, haproxy, dir)
 			if hcode == 0 {
@@ -246,7 +251,7 @@ func TestExtraWordsAccepted(t *testing.T) {
 	for _, tc := range accepted {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			at := writeCase(t, dir, tc.cfg)
+			at, subst := writeCase(t, dir, tc.cfg)
 			code, msgs := messages(t, goha, dir)
 			hcode, hmsgs := messages(t, haproxy, dir)
 			if hcode != 0 {
@@ -258,7 +263,7 @@ func TestExtraWordsAccepted(t *testing.T) {
 			mine, theirs := about(msgs, at), about(hmsgs, at)
 			want := []string(nil)
 			if tc.warn != "" {
-				want = []string{"WARNING " + fmt.Sprintf(tc.warn, at)}
+				want = []string{"WARNING " + subst.Replace(fmt.Sprintf(tc.warn, at))}
 			}
 			if strings.Join(theirs, "\n") != strings.Join(want, "\n") {
 				t.Fatalf("haproxy's messages at line %d are %q, the case expects %q", at, theirs, want)
