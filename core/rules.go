@@ -174,8 +174,13 @@ func finalRule(words []string) bool {
 }
 
 // addRule keeps an http-request or http-response rule, warning as HAProxy
-// does when an earlier rule makes it unreachable.
+// does when an earlier rule makes it unreachable. An unknown action is
+// reported here, with the other problems of the section, rather than
+// after them.
 func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
+	if _, ok := ruleArity(args); !ok {
+		return errf("'%s %s' : %v", c.kw, args[0], unknownAction(args[0]))
+	}
 	if err := checkRuleCond(c.kw, args); err != nil {
 		return err
 	}
@@ -184,6 +189,10 @@ func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
 		return tightWarnf("previous '%s' action is final and has no condition attached, further entries are NOOP.", c.kw)
 	}
 	return nil
+}
+
+func unknownAction(a string) error {
+	return fmt.Errorf("unknown or unsupported action '%s'; goha supports 'set-header', 'add-header', 'del-header', 'allow', 'deny' and 'return'.", a)
 }
 
 // ruleArity returns how many words the action and its arguments take.
@@ -198,7 +207,7 @@ func ruleArity(words []string) (int, bool) {
 func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpRule, error) {
 	n, ok := ruleArity(words)
 	if !ok {
-		return nil, fmt.Errorf("unknown or unsupported action '%s'; goha supports 'set-header', 'add-header', 'del-header', 'allow', 'deny' and 'return'.", words[0])
+		return nil, unknownAction(words[0])
 	}
 	args, condWords := words[:n], words[n:]
 	cond, err := compileCond(condWords, named)

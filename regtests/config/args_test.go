@@ -78,6 +78,8 @@ var refused = []argCase{
 	{name: "resp-set-header-3", cfg: inBackend("!http-response set-header X-A b c if TRUE"), word: "c"},
 	{name: "del-header-2", cfg: inFrontend("!http-request del-header X-A b"), word: "b"},
 	{name: "return-extra", cfg: inFrontend("!http-request return status 200 x"), word: "x"},
+	{name: "unknown-action", cfg: inFrontend("!http-request bogus-action x\nmaxconn 1 2"), word: "bogus-action",
+		differs: "HAProxy lists its actions; goha names the ones it runs"},
 	{name: "use-backend-iff", cfg: inFrontend("!use_backend be iff TRUE"), word: "iff"},
 	{name: "timeout-extra", cfg: inFrontend("!timeout client 1s 2s"), word: "2s"},
 	{name: "timeout-connect-extra", cfg: inBackend("!timeout connect 1s x"), word: "x"},
