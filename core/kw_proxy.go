@@ -143,6 +143,12 @@ var proxyKeywords = []Keyword{
 		if ch := invalidChar(args[0]); ch != "" {
 			return errf("character '%s' is not permitted in acl name '%s'.", ch, args[0])
 		}
+		// Checked here too, so that a bad ACL is reported with the
+		// section's other problems: rules are compiled only when there
+		// are none.
+		if _, err := compileACL(args[1:]); err != nil {
+			return errf("error detected while parsing ACL '%s' : %v", args[0], err)
+		}
 		c.p.ACLs = append(c.p.ACLs, &ACLDef{Pos: c.pos, Name: args[0], Words: args[1:]})
 		return nil
 	}},

@@ -80,6 +80,7 @@ var refused = []argCase{
 	{name: "return-extra", cfg: inFrontend("!http-request return status 200 x"), word: "x"},
 	{name: "unknown-action", cfg: inFrontend("!http-request bogus-action x\nmaxconn 1 2"), word: "bogus-action",
 		differs: "HAProxy lists its actions; goha names the ones it runs"},
+	{name: "bad-acl", cfg: inFrontend("!acl a bogus_fetch x\nmaxconn 1 2"), word: "bogus_fetch"},
 	{name: "use-backend-iff", cfg: inFrontend("!use_backend be iff TRUE"), word: "iff"},
 	{name: "timeout-extra", cfg: inFrontend("!timeout client 1s 2s"), word: "2s"},
 	{name: "timeout-connect-extra", cfg: inBackend("!timeout connect 1s x"), word: "x"},
