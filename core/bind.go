@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	registerKeywords(Keyword{Name: "bind", Scope: scopeFE, Parse: parseBind})
+	registerKeywords(Keyword{Name: "bind", Scope: scopeFE, Args: ArgsAny, Parse: parseBind})
 }
 
 // bind parameters that take a value; the rest are flags.
@@ -32,6 +32,27 @@ var bindFlags = map[string]bool{
 	"no-tls-tickets": true, "ssl-reuse": true,
 }
 
+// unknownBindParam returns the first word of a bind line's parameters
+// that is no bind keyword, or "".
+func unknownBindParam(params []string) string {
+	for i := 0; i < len(params); i++ {
+		if n, ok := bindParamArgs[params[i]]; ok {
+			i += n
+			continue
+		}
+		if !bindFlags[params[i]] {
+			return params[i]
+		}
+	}
+	return ""
+}
+
+// processDeprecated is HAProxy 2.6's warning for a bind's "process": goha
+// has one process and ignores it.
+func processDeprecated(v string) string {
+	return fmt.Sprintf("'process %s' on 'bind' lines is deprecated and will be removed in 2.7.", v)
+}
+
 func parseBind(c *kwCtx, args []string) error {
 	if len(args) < 1 {
 		return errf("'bind' expects {<path>|[addr1]:port1[-end1]}{,[addr]:port[-end]}... as arguments.")
@@ -51,6 +72,8 @@ func parseBind(c *kwCtx, args []string) error {
 			}
 			v := rest[i+1]
 			switch kw {
+			case "process":
+				c.b.d.Warnf(c.pos, "'bind %s' in section '%s' : %s", args[0], c.sec.Kind, processDeprecated(v))
 			case "maxconn":
 				m, err := strconv.Atoi(v)
 				if err != nil || m < 0 {

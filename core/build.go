@@ -138,6 +138,11 @@ func (b *builder) proxySection(s *config.Section) {
 		b.d.Alertf(s.Pos, "'%s' expects an <id> argument", s.Kind)
 		return
 	}
+	if ch := invalidChar(s.Name); ch != "" && cap != CapDefaults {
+		// HAProxy 2.6 checks the names of frontends, backends and
+		// listens, which other objects refer to, not those of defaults.
+		b.d.Alertf(s.Pos, "character '%s' is not permitted in '%s' name '%s'.", ch, s.Kind, s.Name)
+	}
 	p := &Proxy{Name: s.Name, Pos: s.Pos, Cap: cap}
 	// The template: `from <name>` or the last defaults section.
 	tmpl := b.lastDef

@@ -32,10 +32,23 @@ type Keyword struct {
 	// Parse gets the words after the keyword's name. It returns nil, a
 	// *diag.Warn (reported as a WARNING), or any other error (an ALERT).
 	Parse func(c *kwCtx, args []string) error
+	// Args is the most words after the name the keyword takes. The
+	// dispatcher refuses one more, as HAProxy does, before Parse runs: a
+	// parser that reads only the words it wants cannot let a typo through.
+	// The zero value takes none; ArgsAny leaves the count to Parse (lists,
+	// conditions, sub-keywords, or words HAProxy itself ignores).
+	Args int
+	// TooMany, when set, reports extra words instead of the dispatcher's
+	// usual alert, for keywords HAProxy words differently; it returns nil
+	// to accept them.
+	TooMany func(c *kwCtx, args []string) error
 	// Unimplemented keywords are parsed so that configurations written for
 	// HAProxy load, and are reported with a WARNING that says so.
 	Unimplemented bool
 }
+
+// ArgsAny is Keyword.Args for keywords that check their words themselves.
+const ArgsAny = -1
 
 // kwCtx is what a keyword parser may look at and change.
 type kwCtx struct {
@@ -141,6 +154,18 @@ func (b *builder) dispatch(sec *config.Section, p *Proxy, ln config.Line) {
 		return
 	}
 	c.kw = k.Name
+	if k.Args != ArgsAny && len(args) > k.Args {
+		var err error
+		if k.TooMany != nil {
+			err = k.TooMany(c, args)
+		} else {
+			err = errf("'%s' cannot handle unexpected argument '%s'.", k.Name, args[k.Args])
+		}
+		if err != nil {
+			b.report(ln.Pos, err)
+			return
+		}
+	}
 	if k.Unimplemented {
 		b.d.Warnf(ln.Pos, "'%s' is parsed but not implemented by goha yet; ignored.", k.Name)
 		return
@@ -191,10 +216,51 @@ func (b *builder) report(pos diag.Pos, err error) {
 		b.d.Warnf(pos, "%s", w.Msg)
 		return
 	}
+	var t *tightErr
+	if errors.As(err, &t) {
+		sev := diag.Alert
+		if t.warn {
+			sev = diag.Warning
+		}
+		b.d.Add(diag.Diag{Sev: sev, Pos: pos, Parsing: true, Tight: true, Msg: t.msg})
+		return
+	}
 	b.d.Alertf(pos, "%s", err.Error())
 }
 
+// tightErr is an alert HAProxy prints without the blank before the colon
+// ("parsing [f:1]: msg"): its rule parsers and a few keywords word it so.
+type tightErr struct {
+	msg  string
+	warn bool
+}
+
+func (e *tightErr) Error() string { return e.msg }
+
+func tightf(format string, args ...any) error {
+	return &tightErr{msg: fmt.Sprintf(format, args...)}
+}
+
+func tightWarnf(format string, args ...any) error {
+	return &tightErr{msg: fmt.Sprintf(format, args...), warn: true}
+}
+
 // Helpers shared by keyword parsers.
+
+// invalidChar returns the first byte HAProxy does not permit in the name of
+// a proxy, server or ACL (letters, digits, '-', '_', '.' and ':' are), as a
+// one-byte string, or "".
+func invalidChar(name string) string {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '_' || c == '.' || c == ':' {
+			continue
+		}
+		return name[i : i+1]
+	}
+	return ""
+}
 
 func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 

@@ -1,7 +1,9 @@
 package core
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -52,7 +54,7 @@ func setTime(dst func(c *kwCtx) *time.Duration, unit time.Duration) func(c *kwCt
 }
 
 var globalKeywords = []Keyword{
-	{Name: "nbthread", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+	{Name: "nbthread", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		n, err := parseIntArg(c, args)
 		if err != nil || n < 1 || n > 4096 {
 			return errf("'%s' expects a strictly positive integer between 1 and 4096 (was '%s').", c.kw, first(args))
@@ -60,7 +62,7 @@ var globalKeywords = []Keyword{
 		c.g.NbThread = n
 		return nil
 	}},
-	{Name: "maxconn", Scope: scopeGlobal | scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "maxconn", Scope: scopeGlobal | scopeProxy, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		v, err := parseIntArg(c, args)
 		if err != nil {
 			return err
@@ -72,19 +74,28 @@ var globalKeywords = []Keyword{
 		}
 		return nil
 	}},
-	{Name: "pidfile", Scope: scopeGlobal, Parse: setString(func(c *kwCtx) *string { return &c.g.PidFile })},
-	{Name: "daemon", Scope: scopeGlobal, Parse: setFlag(func(c *kwCtx) *bool { return &c.g.Daemon })},
-	{Name: "master-worker", Scope: scopeGlobal, Parse: setFlag(func(c *kwCtx) *bool { return &c.g.MasterWorker })},
-	{Name: "quiet", Scope: scopeGlobal, Parse: setFlag(func(c *kwCtx) *bool { return &c.g.Quiet })},
-	{Name: "zero-warning", Scope: scopeGlobal, Parse: setFlag(func(c *kwCtx) *bool { return &c.g.ZeroWarning })},
-	{Name: "stats socket", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+	{Name: "pidfile", Scope: scopeGlobal, Args: 1, Parse: setString(func(c *kwCtx) *string { return &c.g.PidFile })},
+	{Name: "daemon", Scope: scopeGlobal, Args: 0, Parse: setFlag(func(c *kwCtx) *bool { return &c.g.Daemon })},
+	{Name: "master-worker", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
+		if len(args) > 0 && args[0] != "no-exit-on-failure" {
+			return errf("'master-worker' only supports 'no-exit-on-failure' option.")
+		}
+		c.g.MasterWorker = true
+		return nil
+	}},
+	{Name: "quiet", Scope: scopeGlobal, Args: 0, Parse: setFlag(func(c *kwCtx) *bool { return &c.g.Quiet })},
+	{Name: "zero-warning", Scope: scopeGlobal, Args: 0, Parse: setFlag(func(c *kwCtx) *bool { return &c.g.ZeroWarning })},
+	{Name: "stats socket", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'stats socket' expects an address as argument.")
+		}
+		if err := checkStatsSocketArgs(c, args[1:]); err != nil {
+			return err
 		}
 		c.g.StatsSockets = append(c.g.StatsSockets, StatsSocket{Pos: c.pos, Addr: args[0], Args: args[1:]})
 		return nil
 	}},
-	{Name: "stats timeout", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+	{Name: "stats timeout", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'stats timeout' expects <time> as argument.")
 		}
@@ -95,7 +106,7 @@ var globalKeywords = []Keyword{
 		c.g.StatsTimeout = d
 		return nil
 	}},
-	{Name: "stats maxconn", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+	{Name: "stats maxconn", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		v, err := parseIntArg(c, args)
 		if err != nil || v <= 0 {
 			return errf("'stats maxconn' expects a positive value.")
@@ -103,7 +114,7 @@ var globalKeywords = []Keyword{
 		c.g.StatsMaxConn = v
 		return nil
 	}},
-	{Name: "log-tag", Scope: scopeGlobal | scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "log-tag", Scope: scopeGlobal | scopeProxy, Args: 1, TooMany: proxyIgnoresExtra, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'log-tag' expects a tag for use in syslog.")
 		}
@@ -114,13 +125,13 @@ var globalKeywords = []Keyword{
 		}
 		return nil
 	}},
-	{Name: "log-send-hostname", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+	{Name: "log-send-hostname", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) > 0 {
 			c.g.Hostname = args[0]
 		}
 		return nil
 	}},
-	{Name: "spread-checks", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+	{Name: "spread-checks", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		v, err := parseIntArg(c, args)
 		if err != nil || v < 0 || v > 50 {
 			return errf("'spread-checks' needs a positive argument between 0 and 50.")
@@ -128,7 +139,7 @@ var globalKeywords = []Keyword{
 		c.g.SpreadChecks = v
 		return nil
 	}},
-	{Name: "tune.bufsize", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+	{Name: "tune.bufsize", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		v, err := parseIntArg(c, args)
 		if err != nil || v < 1024 {
 			return errf("'tune.bufsize' expects a positive integer argument.")
@@ -136,55 +147,75 @@ var globalKeywords = []Keyword{
 		c.g.BufSize = v
 		return nil
 	}},
-	{Name: "tune.maxrewrite", Scope: scopeGlobal, Parse: setInt(func(c *kwCtx) *int { return &c.g.MaxRewrite })},
-	{Name: "server-state-file", Scope: scopeGlobal | scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "tune.maxrewrite", Scope: scopeGlobal, Args: 1, Parse: setInt(func(c *kwCtx) *int { return &c.g.MaxRewrite })},
+	{Name: "server-state-file", Scope: scopeGlobal | scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'server-state-file' expects a path.")
 		}
 		c.g.ServerStateFile = args[0]
 		return nil
 	}},
-	{Name: "server-state-base", Scope: scopeGlobal, Parse: setString(func(c *kwCtx) *string { return &c.g.ServerStateBase })},
-	{Name: "ssl-default-server-options", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+	{Name: "server-state-base", Scope: scopeGlobal, Args: ArgsAny, Parse: setString(func(c *kwCtx) *string { return &c.g.ServerStateBase })},
+	{Name: "ssl-default-server-options", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
+		if err := checkSSLDefaultOptions(c.kw, args, false); err != nil {
+			return err
+		}
 		c.g.SSLDefaultServerOptions = append(c.g.SSLDefaultServerOptions, args...)
 		return nil
 	}},
-	{Name: "ssl-default-bind-options", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+	{Name: "ssl-default-bind-options", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
+		if err := checkSSLDefaultOptions(c.kw, args, true); err != nil {
+			return err
+		}
 		c.g.SSLDefaultBindOptions = append(c.g.SSLDefaultBindOptions, args...)
 		return nil
 	}},
-	{Name: "ssl-default-server-ciphers", Scope: scopeGlobal, Parse: setString(func(c *kwCtx) *string { return &c.g.SSLDefaultServerCiphers })},
-	{Name: "ssl-default-server-ciphersuites", Scope: scopeGlobal, Parse: setString(func(c *kwCtx) *string { return &c.g.SSLDefaultServerCiphersuites })},
-	{Name: "ssl-default-bind-ciphers", Scope: scopeGlobal, Parse: setString(func(c *kwCtx) *string { return &c.g.SSLDefaultBindCiphers })},
-	{Name: "ssl-default-bind-ciphersuites", Scope: scopeGlobal, Unimplemented: true},
-	{Name: "node", Scope: scopeGlobal, Parse: setString(func(c *kwCtx) *string { return &c.g.Node })},
-	{Name: "unix-bind", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+	{Name: "ssl-default-server-ciphers", Scope: scopeGlobal, Args: 1, Parse: setString(func(c *kwCtx) *string { return &c.g.SSLDefaultServerCiphers })},
+	{Name: "ssl-default-server-ciphersuites", Scope: scopeGlobal, Args: 1, Parse: setString(func(c *kwCtx) *string { return &c.g.SSLDefaultServerCiphersuites })},
+	{Name: "ssl-default-bind-ciphers", Scope: scopeGlobal, Args: 1, Parse: setString(func(c *kwCtx) *string { return &c.g.SSLDefaultBindCiphers })},
+	{Name: "ssl-default-bind-ciphersuites", Scope: scopeGlobal, Args: 1, Unimplemented: true},
+	{Name: "node", Scope: scopeGlobal, Args: 1, Parse: setString(func(c *kwCtx) *string { return &c.g.Node })},
+	{Name: "unix-bind", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
+		for i := 0; i < len(args); i += 2 {
+			switch args[i] {
+			case "prefix", "mode", "uid", "gid", "user", "group":
+				continue
+			}
+			return errf("'unix-bind' only supports the 'prefix', 'mode', 'uid', 'gid', 'user' and 'group' options.")
+		}
 		c.g.UnixBind = append(c.g.UnixBind, args...)
 		return nil
 	}},
-	{Name: "hard-stop-after", Scope: scopeGlobal, Parse: setTime(func(c *kwCtx) *time.Duration { return &c.g.HardStopAfter }, time.Millisecond)},
-	{Name: "grace", Scope: scopeGlobal | scopeProxy, Parse: setTime(func(c *kwCtx) *time.Duration { return &c.g.GraceTime }, time.Millisecond)},
+	{Name: "hard-stop-after", Scope: scopeGlobal, Args: ArgsAny, Parse: setTime(func(c *kwCtx) *time.Duration { return &c.g.HardStopAfter }, time.Millisecond)},
+	{Name: "grace", Scope: scopeGlobal | scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
+		if c.p != nil {
+			return tightf("the 'grace' keyword is not supported any more since HAProxy version 2.5.")
+		}
+		return setTime(func(c *kwCtx) *time.Duration { return &c.g.GraceTime }, time.Millisecond)(c, args)
+	}},
 	// Accepted for compatibility: they have no effect on a Go process.
-	{Name: "chroot", Scope: scopeGlobal, Parse: ignoreWithArgs(1)},
-	{Name: "user", Scope: scopeGlobal, Parse: ignoreWithArgs(1)},
-	{Name: "group", Scope: scopeGlobal, Parse: ignoreWithArgs(1)},
-	{Name: "uid", Scope: scopeGlobal, Parse: ignoreWithArgs(1)},
-	{Name: "gid", Scope: scopeGlobal, Parse: ignoreWithArgs(1)},
-	{Name: "ulimit-n", Scope: scopeGlobal, Parse: ignoreWithArgs(1)},
-	{Name: "ca-base", Scope: scopeGlobal, Parse: ignoreWithArgs(1)},
-	{Name: "crt-base", Scope: scopeGlobal, Parse: ignoreWithArgs(1)},
-	{Name: "expose-experimental-directives", Scope: scopeGlobal, Parse: ignoreWithArgs(0)},
-	{Name: "insecure-fork-wanted", Scope: scopeGlobal, Parse: ignoreWithArgs(0)},
-	{Name: "cpu-map", Scope: scopeGlobal, Unimplemented: true},
-	{Name: "setenv", Scope: scopeGlobal, Unimplemented: true},
-	{Name: "presetenv", Scope: scopeGlobal, Unimplemented: true},
-	{Name: "nbproc", Scope: scopeGlobal, Unimplemented: true},
-	{Name: "h1-case-adjust", Scope: scopeGlobal, Unimplemented: true},
-	{Name: "lua-load", Scope: scopeGlobal, Unimplemented: true},
-	{Name: "ssl-dh-param-file", Scope: scopeGlobal, Unimplemented: true},
-	{Name: "ssl-server-verify", Scope: scopeGlobal, Unimplemented: true},
-	{Name: "tune.ssl.default-dh-param", Scope: scopeGlobal, Unimplemented: true},
-	{Name: "tune.idle-pool.shared", Scope: scopeGlobal, Parse: func(c *kwCtx, args []string) error {
+	{Name: "chroot", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
+	{Name: "user", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
+	{Name: "group", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
+	{Name: "uid", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
+	{Name: "gid", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
+	{Name: "ulimit-n", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
+	{Name: "ca-base", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
+	{Name: "crt-base", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
+	{Name: "expose-experimental-directives", Scope: scopeGlobal, Args: ArgsAny, Parse: ignoreWithArgs(0)},
+	{Name: "insecure-fork-wanted", Scope: scopeGlobal, Args: 0, Parse: ignoreWithArgs(0)},
+	{Name: "cpu-map", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: true},
+	{Name: "setenv", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: true},
+	{Name: "presetenv", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: true},
+	{Name: "nbproc", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
+		return errf("nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used on multi-processor machines if available.")
+	}},
+	{Name: "h1-case-adjust", Scope: scopeGlobal, Args: 2, Unimplemented: true},
+	{Name: "lua-load", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: true},
+	{Name: "ssl-dh-param-file", Scope: scopeGlobal, Args: 1, Unimplemented: true},
+	{Name: "ssl-server-verify", Scope: scopeGlobal, Args: 1, Unimplemented: true},
+	{Name: "tune.ssl.default-dh-param", Scope: scopeGlobal, Args: 1, Unimplemented: true},
+	{Name: "tune.idle-pool.shared", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		switch first(args) {
 		case "on":
 			c.g.IdlePoolNoShare = false
@@ -195,9 +226,9 @@ var globalKeywords = []Keyword{
 		}
 		return nil
 	}},
-	{Name: "tune.pool-low-fd-ratio", Scope: scopeGlobal, Parse: fdRatio(func(g *Global) *int { return &g.PoolLowFDRatio })},
-	{Name: "tune.pool-high-fd-ratio", Scope: scopeGlobal, Parse: fdRatio(func(g *Global) *int { return &g.PoolHighFDRatio })},
-	{Name: "description", Scope: scopeGlobal | scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "tune.pool-low-fd-ratio", Scope: scopeGlobal, Args: 1, Parse: fdRatio(func(g *Global) *int { return &g.PoolLowFDRatio })},
+	{Name: "tune.pool-high-fd-ratio", Scope: scopeGlobal, Args: 1, Parse: fdRatio(func(g *Global) *int { return &g.PoolHighFDRatio })},
+	{Name: "description", Scope: scopeGlobal | scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		d := joinWords(args)
 		if c.p == nil {
 			c.g.Description = d
@@ -206,6 +237,15 @@ var globalKeywords = []Keyword{
 		}
 		return nil
 	}},
+}
+
+// proxyIgnoresExtra accepts extra words in proxies, where HAProxy reads the
+// first word and ignores the rest, and refuses them in the global section.
+func proxyIgnoresExtra(c *kwCtx, args []string) error {
+	if c.p != nil {
+		return nil
+	}
+	return errf("'%s' cannot handle unexpected argument '%s'.", c.kw, args[1])
 }
 
 func ignoreWithArgs(n int) func(c *kwCtx, args []string) error {
@@ -244,4 +284,98 @@ func fdRatio(f func(g *Global) *int) func(c *kwCtx, args []string) error {
 		*f(c.g) = v
 		return nil
 	}
+}
+
+// checkSSLDefaultOptions refuses words that ssl-default-server-options and
+// ssl-default-bind-options do not know, in HAProxy's words: both read the
+// whole line, so a typo would otherwise be kept and never applied.
+func checkSSLDefaultOptions(kw string, args []string, bind bool) error {
+	if len(args) == 0 {
+		return errf("global statement '%s' expects an option as an argument.", kw)
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "no-tls-tickets", a == "prefer-client-ciphers" && bind:
+		case a == "ssl-min-ver", a == "ssl-max-ver":
+			if i+1 >= len(args) {
+				return errf("'%s' : missing the ssl/tls version on global statement '%s'.", a, kw)
+			}
+			switch args[i+1] {
+			case "SSLv3", "TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3":
+			default:
+				return errf("'%s' : unknown ssl/tls version on global statement '%s'.", args[i+1], kw)
+			}
+			i++
+		case tlsMethodOption(a):
+		default:
+			return errf("unknown option '%s' on global statement '%s'.", a, kw)
+		}
+	}
+	return nil
+}
+
+// tlsMethodOption says whether a is no-<version> or force-<version>.
+func tlsMethodOption(a string) bool {
+	v, ok := strings.CutPrefix(a, "no-")
+	if !ok {
+		v, ok = strings.CutPrefix(a, "force-")
+	}
+	switch v {
+	case "sslv3", "tlsv10", "tlsv11", "tlsv12", "tlsv13":
+		return ok
+	}
+	return false
+}
+
+// checkStatsSocketArgs refuses what a stats socket's bind parameters do not
+// know, at parse time as HAProxy does: the socket is opened only at start,
+// too late for goha -c.
+func checkStatsSocketArgs(c *kwCtx, args []string) error {
+	for i := 0; i < len(args); i++ {
+		kw := args[i]
+		n, ok := bindParamArgs[kw]
+		if !ok {
+			if bindFlags[kw] {
+				continue
+			}
+			return errf("'stats socket' : unknown keyword '%s'.", kw)
+		}
+		if i+n >= len(args) {
+			if kw == "level" {
+				return errf("'stats socket' : ''level' : missing level'")
+			}
+			return errf("'stats socket' : ''%s' : missing value'", kw)
+		}
+		v := args[i+1]
+		var allowed []string
+		switch kw {
+		case "level":
+			allowed = []string{"user", "operator", "admin"}
+		case "severity-output":
+			allowed = []string{"none", "number", "string"}
+		case "expose-fd":
+			allowed = []string{"listeners"}
+		}
+		if allowed != nil && !slices.Contains(allowed, v) {
+			return errf("'stats socket' : ''%s' only supports %s (got '%s')'", kw, quoteList(allowed), v)
+		}
+		if kw == "process" {
+			c.b.d.Warnf(c.pos, "'stats socket' : %s", processDeprecated(v))
+		}
+		i += n
+	}
+	return nil
+}
+
+// quoteList words a list as HAProxy's messages do: 'a', 'b', and 'c'.
+func quoteList(w []string) string {
+	if len(w) == 1 {
+		return "'" + w[0] + "'"
+	}
+	q := make([]string, len(w))
+	for i, x := range w {
+		q[i] = "'" + x + "'"
+	}
+	return strings.Join(q[:len(q)-1], ", ") + ", and " + q[len(q)-1]
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"goha/core/diag"
 	"goha/core/lb"
 	"os"
 	"strconv"
@@ -12,7 +13,7 @@ func init() {
 	registerKeywords(proxyKeywords...)
 	for _, name := range []string{"connect", "client", "server", "http-request", "http-keep-alive",
 		"queue", "tunnel", "client-fin", "server-fin", "check", "tarpit"} {
-		registerKeywords(Keyword{Name: "timeout " + name, Scope: timeoutScope(name), Parse: parseTimeout})
+		registerKeywords(Keyword{Name: "timeout " + name, Scope: timeoutScope(name), Args: 1, TooMany: timeoutExtra, Parse: parseTimeout})
 	}
 }
 
@@ -24,6 +25,10 @@ func timeoutScope(name string) int {
 		return scopeDefaults | scopeBE
 	}
 	return scopeProxy
+}
+
+func timeoutExtra(c *kwCtx, args []string) error {
+	return errf("'%s' : unexpected extra argument '%s' after value '%s'.", c.kw, args[1], args[0])
 }
 
 func parseTimeout(c *kwCtx, args []string) error {
@@ -65,18 +70,18 @@ func parseTimeout(c *kwCtx, args []string) error {
 
 // option parses `[no] option <name>` for a boolean field.
 func option(name string, scope int, field func(p *Proxy) *bool) Keyword {
-	return Keyword{Name: "option " + name, Scope: scope, Parse: func(c *kwCtx, args []string) error {
+	return Keyword{Name: "option " + name, Scope: scope, Args: 0, Parse: func(c *kwCtx, args []string) error {
 		*field(c.p) = !c.neg
 		return nil
 	}}
 }
 
 func unimplementedOption(name string) Keyword {
-	return Keyword{Name: "option " + name, Scope: scopeProxy, Unimplemented: true}
+	return Keyword{Name: "option " + name, Scope: scopeProxy, Args: 0, Unimplemented: true}
 }
 
 var proxyKeywords = []Keyword{
-	{Name: "mode", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "mode", Scope: scopeProxy, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		switch first(args) {
 		case "http":
 			c.p.Mode = ModeHTTP
@@ -89,7 +94,7 @@ var proxyKeywords = []Keyword{
 		}
 		return nil
 	}},
-	{Name: "id", Scope: scopeFE | scopeBE, Parse: func(c *kwCtx, args []string) error {
+	{Name: "id", Scope: scopeFE | scopeBE, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'id' : expects an integer argument")
 		}
@@ -105,79 +110,97 @@ var proxyKeywords = []Keyword{
 		}
 		return nil
 	}},
-	{Name: "disabled", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error { c.p.Disabled = true; return nil }},
-	{Name: "enabled", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error { c.p.Disabled = false; return nil }},
-	{Name: "backlog", Scope: scopeDefaults | scopeFE, Parse: setInt(func(c *kwCtx) *int { return &c.p.Backlog })},
-	{Name: "fullconn", Scope: scopeDefaults | scopeBE, Parse: setInt(func(c *kwCtx) *int { return &c.p.FullConn })},
-	{Name: "retries", Scope: scopeDefaults | scopeBE, Parse: setInt(func(c *kwCtx) *int { return &c.p.Retries })},
-	{Name: "default_backend", Scope: scopeDefaults | scopeFE, Parse: func(c *kwCtx, args []string) error {
+	{Name: "disabled", Scope: scopeProxy, Args: 0, Parse: func(c *kwCtx, args []string) error { c.p.Disabled = true; return nil }},
+	{Name: "enabled", Scope: scopeProxy, Args: 0, Parse: func(c *kwCtx, args []string) error { c.p.Disabled = false; return nil }},
+	{Name: "backlog", Scope: scopeDefaults | scopeFE, Args: 1, Parse: setInt(func(c *kwCtx) *int { return &c.p.Backlog })},
+	{Name: "fullconn", Scope: scopeDefaults | scopeBE, Args: 1, Parse: setInt(func(c *kwCtx) *int { return &c.p.FullConn })},
+	{Name: "retries", Scope: scopeDefaults | scopeBE, Args: 1, Parse: setInt(func(c *kwCtx) *int { return &c.p.Retries })},
+	{Name: "default_backend", Scope: scopeDefaults | scopeFE, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'%s' expects a backend name.", c.kw)
 		}
 		c.p.DefaultBackend = args[0]
 		return nil
 	}},
-	{Name: "use_backend", Scope: scopeFE, Parse: func(c *kwCtx, args []string) error {
+	{Name: "use_backend", Scope: scopeFE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'%s' expects a backend name.", c.kw)
 		}
 		ub := &UseBackend{Pos: c.pos, Name: args[0]}
 		if len(args) > 1 {
 			if args[1] != "if" && args[1] != "unless" {
-				return errf("'use_backend' : expects 'if' or 'unless' followed by a condition but found '%s'.", args[1])
+				return errf("unexpected keyword '%s' after switching rule, only 'if' and 'unless' are allowed.", args[1])
 			}
 			ub.Cond = args[1:]
 		}
 		c.p.UseBackends = append(c.p.UseBackends, ub)
 		return nil
 	}},
-	{Name: "acl", Scope: scopeFE | scopeBE, Parse: func(c *kwCtx, args []string) error {
+	{Name: "acl", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 2 {
 			return errf("'acl' requires a name and a criterion.")
+		}
+		if ch := invalidChar(args[0]); ch != "" {
+			return errf("character '%s' is not permitted in acl name '%s'.", ch, args[0])
+		}
+		// Checked here too, so that a bad ACL is reported with the
+		// section's other problems: rules are compiled only when there
+		// are none.
+		if _, err := compileACL(args[1:]); err != nil {
+			return errf("error detected while parsing ACL '%s' : %v", args[0], err)
 		}
 		c.p.ACLs = append(c.p.ACLs, &ACLDef{Pos: c.pos, Name: args[0], Words: args[1:]})
 		return nil
 	}},
-	{Name: "http-request", Scope: scopeFE | scopeBE, Parse: func(c *kwCtx, args []string) error {
+	{Name: "http-request", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'http-request' expects an action.")
 		}
-		c.p.HTTPReqRules = append(c.p.HTTPReqRules, LineDef{c.pos, args})
-		return nil
+		return addRule(c, &c.p.HTTPReqRules, args)
 	}},
-	{Name: "http-response", Scope: scopeFE | scopeBE, Parse: func(c *kwCtx, args []string) error {
+	{Name: "http-response", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'http-response' expects an action.")
 		}
-		c.p.HTTPRespRules = append(c.p.HTTPRespRules, LineDef{c.pos, args})
-		return nil
+		return addRule(c, &c.p.HTTPRespRules, args)
 	}},
-	{Name: "tcp-request", Scope: scopeFE | scopeBE, Unimplemented: true},
-	{Name: "tcp-response", Scope: scopeBE, Unimplemented: true},
-	{Name: "server", Scope: scopeBE, Parse: parseServerLine},
-	{Name: "default-server", Scope: scopeDefaults | scopeBE, Parse: parseDefaultServer},
-	{Name: "balance", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
+	{Name: "tcp-request", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
+	{Name: "tcp-response", Scope: scopeBE, Args: ArgsAny, Unimplemented: true},
+	{Name: "server", Scope: scopeBE, Args: ArgsAny, Parse: parseServerLine},
+	{Name: "default-server", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: parseDefaultServer},
+	{Name: "balance", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if _, err := lb.ParseBalance(args); err != nil {
 			return errf("balance %v", err)
 		}
 		c.p.Balance = append([]string(nil), args...)
 		return nil
 	}},
-	{Name: "hash-type", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
+	{Name: "hash-type", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if _, err := lb.ParseHashType(args, extraHashes); err != nil {
 			return err
 		}
 		c.p.HashType = append([]string(nil), args...)
 		return nil
 	}},
-	{Name: "cookie", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
+	{Name: "cookie", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'cookie' expects <cookie_name> as argument.")
+		}
+		for i := 1; i < len(args); i++ {
+			switch args[i] {
+			case "rewrite", "indirect", "insert", "nocache", "postonly", "preserve", "prefix", "httponly", "secure", "dynamic":
+			case "domain", "maxidle", "maxlife", "attr":
+				i++
+			default:
+				return errf("'cookie' supports 'rewrite', 'insert', 'prefix', 'indirect', 'nocache', 'postonly', 'domain', 'maxidle', 'dynamic', 'maxlife' and 'attr' options.")
+			}
 		}
 		c.p.Cookie = append([]string(nil), args...)
 		return nil
 	}},
-	{Name: "http-reuse", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
+	{Name: "http-reuse", Scope: scopeDefaults | scopeBE, Args: 1, TooMany: func(c *kwCtx, args []string) error {
+		return errf("'http-reuse %s' cannot handle unexpected argument '%s'.", args[0], args[1])
+	}, Parse: func(c *kwCtx, args []string) error {
 		switch first(args) {
 		case "never", "safe", "aggressive", "always":
 			c.p.HTTPReuse = args[0]
@@ -185,8 +208,8 @@ var proxyKeywords = []Keyword{
 		}
 		return errf("'http-reuse' only supports 'never', 'safe', 'aggressive', 'always'")
 	}},
-	{Name: "log", Scope: scopeGlobal | scopeProxy, Parse: parseLogLine},
-	{Name: "log-format", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "log", Scope: scopeGlobal | scopeProxy, Args: ArgsAny, Parse: parseLogLine},
+	{Name: "log-format", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'log-format' expects a format string.")
 		}
@@ -197,7 +220,7 @@ var proxyKeywords = []Keyword{
 		c.p.logFmt = &logFormat{pos: c.pos, kind: "log-format", src: args[0]}
 		return nil
 	}},
-	{Name: "errorfile", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "errorfile", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 2 {
 			return errf("'errorfile' expects <status_code> and <file> as arguments.")
 		}
@@ -214,17 +237,17 @@ var proxyKeywords = []Keyword{
 		c.p.ErrorFiles[code] = args[1]
 		return nil
 	}},
-	{Name: "tcp-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
-	{Name: "http-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
-	{Name: "option httpchk", Scope: scopeDefaults | scopeBE, Parse: checkRule},
-	{Name: "option tcp-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
-	{Name: "option redis-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
-	{Name: "option mysql-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
-	{Name: "option pgsql-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
-	{Name: "option smtpchk", Scope: scopeDefaults | scopeBE, Parse: checkRule},
-	{Name: "option ldap-check", Scope: scopeDefaults | scopeBE, Parse: checkRule},
-	{Name: "option ssl-hello-chk", Scope: scopeDefaults | scopeBE, Parse: checkRule},
-	{Name: "load-server-state-from-file", Scope: scopeDefaults | scopeBE, Parse: func(c *kwCtx, args []string) error {
+	{Name: "tcp-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+	{Name: "http-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+	{Name: "option httpchk", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+	{Name: "option tcp-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+	{Name: "option redis-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+	{Name: "option mysql-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+	{Name: "option pgsql-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+	{Name: "option smtpchk", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+	{Name: "option ldap-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+	{Name: "option ssl-hello-chk", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+	{Name: "load-server-state-from-file", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		switch first(args) {
 		case "global", "local", "none":
 			c.g.LoadStateFrom = args[0]
@@ -232,22 +255,27 @@ var proxyKeywords = []Keyword{
 		}
 		return errf("'load-server-state-from-file' expects 'global', 'local' or 'none'. Got '%s'", first(args))
 	}},
-	option("redispatch", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.Redispatch }),
+	// HAProxy reads an optional interval after redispatch and ignores
+	// what follows.
+	withArgs(option("redispatch", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.Redispatch }), ArgsAny),
 	option("allbackups", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.AllBackups }),
 	option("persist", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.Persist }),
 	option("dontlognull", scopeDefaults|scopeFE, func(p *Proxy) *bool { return &p.DontLogNull }),
 	option("log-separate-errors", scopeDefaults|scopeFE, func(p *Proxy) *bool { return &p.LogSeparateErr }),
 	option("socket-stats", scopeDefaults|scopeFE, func(p *Proxy) *bool { return &p.SocketStats }),
-	{Name: "option tcplog", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "option tcplog", Scope: scopeProxy, Args: 0, Parse: func(c *kwCtx, args []string) error {
 		c.p.TCPLog, c.p.HTTPLog = !c.neg, false
 		if !c.neg {
 			c.p.logFmt = &logFormat{pos: c.pos, kind: "option tcplog", src: c.p.LogFormat}
 		}
 		return nil
 	}},
-	{Name: "option httplog", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "option httplog", Scope: scopeProxy, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		c.p.HTTPLog, c.p.TCPLog = !c.neg, false
-		c.p.HTTPLogCLF = len(args) > 0 && args[0] == "clf"
+		if len(args) > 0 && args[0] != "clf" {
+			return errf("keyword 'httplog' only supports option 'clf'.")
+		}
+		c.p.HTTPLogCLF = len(args) > 0
 		if !c.neg {
 			kind := "option httplog"
 			if c.p.HTTPLogCLF {
@@ -257,27 +285,43 @@ var proxyKeywords = []Keyword{
 		}
 		return nil
 	}},
-	{Name: "option forwardfor", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "option forwardfor", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		c.p.ForwardFor = !c.neg
-		for i := 0; i+1 < len(args); i += 2 {
+		ifNone := false
+		for i := 0; i < len(args); i++ {
 			switch args[i] {
-			case "except":
-				c.p.ForwardForExcept = args[i+1]
-			case "header":
-				c.p.ForwardForHeader = args[i+1]
+			case "except", "header":
+				if i+1 >= len(args) {
+					what := "<header_name>"
+					if args[i] == "except" {
+						what = "<address>[/mask]"
+					}
+					return errf("'option forwardfor %s' expects %s as argument.", args[i], what)
+				}
+				if args[i] == "except" {
+					c.p.ForwardForExcept = args[i+1]
+				} else {
+					c.p.ForwardForHeader = args[i+1]
+				}
+				i++
+			case "if-none":
+				ifNone = true
 			default:
-				return errf("'option forwardfor' only supports optional values 'except', 'header' and 'if-none'.")
+				return errf("'option forwardfor' only supports optional values: 'except', 'header' and 'if-none'.")
 			}
+		}
+		if ifNone {
+			return diag.Warnf("'option forwardfor if-none' is parsed but not implemented by goha yet; the header is always added.")
 		}
 		return nil
 	}},
-	{Name: "option http-keep-alive", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "option http-keep-alive", Scope: scopeProxy, Args: 0, Parse: func(c *kwCtx, args []string) error {
 		if !c.neg {
 			c.p.ConnMode = HTTPKeepAlive
 		}
 		return nil
 	}},
-	{Name: "option http-server-close", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "option http-server-close", Scope: scopeProxy, Args: 0, Parse: func(c *kwCtx, args []string) error {
 		if !c.neg {
 			c.p.ConnMode = HTTPServerClose
 		} else if c.p.ConnMode == HTTPServerClose {
@@ -285,7 +329,7 @@ var proxyKeywords = []Keyword{
 		}
 		return nil
 	}},
-	{Name: "option httpclose", Scope: scopeProxy, Parse: func(c *kwCtx, args []string) error {
+	{Name: "option httpclose", Scope: scopeProxy, Args: 0, Parse: func(c *kwCtx, args []string) error {
 		if !c.neg {
 			c.p.ConnMode = HTTPClose
 		} else if c.p.ConnMode == HTTPClose {
@@ -302,7 +346,6 @@ var proxyKeywords = []Keyword{
 	unimplementedOption("clitcpka"),
 	unimplementedOption("srvtcpka"),
 	unimplementedOption("logasap"),
-	unimplementedOption("http-use-htx"),
 	unimplementedOption("originalto"),
 	unimplementedOption("accept-invalid-http-request"),
 	unimplementedOption("accept-invalid-http-response"),
@@ -311,36 +354,43 @@ var proxyKeywords = []Keyword{
 	unimplementedOption("nolinger"),
 	unimplementedOption("prefer-last-server"),
 	unimplementedOption("external-check"),
-	{Name: "stats enable", Scope: scopeProxy, Unimplemented: true},
-	{Name: "stats uri", Scope: scopeProxy, Unimplemented: true},
-	{Name: "stats refresh", Scope: scopeProxy, Unimplemented: true},
-	{Name: "stats auth", Scope: scopeProxy, Unimplemented: true},
-	{Name: "stats admin", Scope: scopeProxy, Unimplemented: true},
-	{Name: "stats realm", Scope: scopeProxy, Unimplemented: true},
-	{Name: "stats show-legends", Scope: scopeProxy, Unimplemented: true},
-	{Name: "stats hide-version", Scope: scopeProxy, Unimplemented: true},
-	{Name: "capture", Scope: scopeFE, Unimplemented: true},
-	{Name: "compression", Scope: scopeProxy, Unimplemented: true},
-	{Name: "filter", Scope: scopeFE | scopeBE, Unimplemented: true},
-	{Name: "stick-table", Scope: scopeFE | scopeBE, Unimplemented: true},
-	{Name: "stick", Scope: scopeBE, Unimplemented: true},
-	{Name: "redirect", Scope: scopeFE | scopeBE, Unimplemented: true},
-	{Name: "monitor-uri", Scope: scopeFE, Unimplemented: true},
-	{Name: "unique-id-format", Scope: scopeProxy, Unimplemented: true},
-	{Name: "unique-id-header", Scope: scopeProxy, Unimplemented: true},
-	{Name: "server-template", Scope: scopeBE, Unimplemented: true},
-	{Name: "email-alert", Scope: scopeProxy, Unimplemented: true},
-	{Name: "dynamic-cookie-key", Scope: scopeProxy, Unimplemented: true},
-	{Name: "rate-limit", Scope: scopeFE, Unimplemented: true},
-	{Name: "persist", Scope: scopeBE, Unimplemented: true},
-	{Name: "external-check", Scope: scopeProxy, Unimplemented: true},
-	{Name: "errorfiles", Scope: scopeProxy, Unimplemented: true},
-	{Name: "errorloc", Scope: scopeProxy, Unimplemented: true},
-	{Name: "errorloc302", Scope: scopeProxy, Unimplemented: true},
-	{Name: "errorloc303", Scope: scopeProxy, Unimplemented: true},
-	{Name: "http-error", Scope: scopeProxy, Unimplemented: true},
-	{Name: "http-after-response", Scope: scopeFE | scopeBE, Unimplemented: true},
-	{Name: "declare", Scope: scopeFE | scopeBE, Unimplemented: true},
+	{Name: "stats enable", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "stats uri", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "stats refresh", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "stats auth", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "stats admin", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "stats realm", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "stats show-legends", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "stats hide-version", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "capture", Scope: scopeFE, Args: ArgsAny, Unimplemented: true},
+	{Name: "compression", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
+	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
+	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Unimplemented: true},
+	{Name: "redirect", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
+	{Name: "monitor-uri", Scope: scopeFE, Args: 1, Unimplemented: true},
+	{Name: "unique-id-format", Scope: scopeProxy, Args: 1, TooMany: func(c *kwCtx, args []string) error {
+		return errf("unique-id-format expects only one argument, don't forget to escape spaces!")
+	}, Unimplemented: true},
+	{Name: "unique-id-header", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "server-template", Scope: scopeBE, Args: ArgsAny, Unimplemented: true},
+	{Name: "email-alert", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "dynamic-cookie-key", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "rate-limit", Scope: scopeFE, Args: ArgsAny, Unimplemented: true},
+	{Name: "persist", Scope: scopeBE, Args: ArgsAny, Unimplemented: true},
+	{Name: "external-check", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "errorfiles", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "errorloc", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "errorloc302", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "errorloc303", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "http-error", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
+	{Name: "http-after-response", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
+	{Name: "declare", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
+}
+
+func withArgs(k Keyword, n int) Keyword {
+	k.Args = n
+	return k
 }
 
 func checkRule(c *kwCtx, args []string) error {

@@ -63,7 +63,7 @@ func parseLogLine(c *kwCtx, args []string) error {
 	}
 	l, err := ring.ParseLogArgs(args, c.p == nil)
 	if err != nil {
-		return ringErr(err)
+		return logErr(err)
 	}
 	if c.p == nil {
 		c.g.Logs = append(c.g.Logs, LineDef{c.pos, args})
@@ -77,6 +77,16 @@ func parseLogLine(c *kwCtx, args []string) error {
 	return nil
 }
 
+// logErr words a log line's error as HAProxy does, after the keyword.
+func logErr(err error) error {
+	err = ringErr(err)
+	var w *diag.Warn
+	if errors.As(err, &w) {
+		return err
+	}
+	return errf("log : %v", err)
+}
+
 func parseRingSection(b *builder, s *config.Section) {
 	st := b.cfg.logs()
 	r, err := st.reg.ParseRing(append([]string{"ring", s.Name}, s.Args...))
@@ -85,6 +95,9 @@ func parseRingSection(b *builder, s *config.Section) {
 		return
 	}
 	for _, ln := range s.Lines {
+		if w := ln.Words; w[0] == "server" && len(w) > 3 && !b.checkServerParams(ln, s.Name, w[1], w[3:]) {
+			continue
+		}
 		if err := ring.ParseRingKeyword(r, ln.Words); err != nil {
 			b.reportRing(ln, err, ring.RingKeywords, "ring")
 		}
@@ -99,11 +112,41 @@ func parseLogForwardSection(b *builder, s *config.Section) {
 		return
 	}
 	for _, ln := range s.Lines {
+		if err := checkLogForwardArgs(ln.Words); err != nil {
+			b.report(ln.Pos, err)
+			continue
+		}
 		if err := lf.ParseKeyword(ln.Words); err != nil {
+			if ln.Words[0] == "log" {
+				err = logErr(err)
+			}
 			b.reportRing(ln, err, ring.LogForwardKeywords, "log-forward")
 		}
 	}
 	st.forwards = append(st.forwards, lf)
+}
+
+// checkLogForwardArgs refuses the words after a log-forward keyword's
+// arguments that HAProxy refuses; the ring package reads only what it
+// needs.
+func checkLogForwardArgs(w []string) error {
+	switch w[0] {
+	case "maxconn", "backlog":
+		if len(w) > 2 {
+			return errf("'%s' cannot handle unexpected argument '%s'.", w[0], w[2])
+		}
+	case "bind", "dgram-bind":
+		if len(w) < 3 {
+			return nil
+		}
+		if kw := unknownBindParam(w[2:]); kw != "" {
+			if w[0] == "dgram-bind" {
+				return errf("unknown keyword '%s' in 'log-forward' section.", kw)
+			}
+			return errf("'bind %s' in section 'log-forward': unknown keyword '%s'.", w[1], kw)
+		}
+	}
+	return nil
 }
 
 func (b *builder) reportRing(ln config.Line, err error, kws []string, section string) {

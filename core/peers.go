@@ -6,6 +6,7 @@ import (
 
 	"goha/core/config"
 	"goha/core/diag"
+	"goha/ring"
 )
 
 // peers sections are parsed and checked as HAProxy checks them, so that
@@ -28,7 +29,8 @@ var LocalPeerName = func() string {
 	return h
 }()
 
-var peersKeywords = []string{"peer", "server", "bind", "default-server", "disabled", "enabled", "table", "log", "shards"}
+// HAProxy 2.6 has no "shards" (2.7 brought it): it is an unknown keyword.
+var peersKeywords = []string{"peer", "server", "bind", "default-server", "disabled", "enabled", "table", "log"}
 
 func parsePeersSection(b *builder, s *config.Section) {
 	if s.Name == "" {
@@ -45,6 +47,9 @@ func parsePeersSection(b *builder, s *config.Section) {
 				b.d.Alertf(ln.Pos, "'peer' expects <name> and <addr>[:<port>] as arguments.")
 				continue
 			}
+			if !b.checkPeerParams(ln, w[1], w[3:]) {
+				continue
+			}
 			if w[1] == LocalPeerName {
 				hasLocal, ps.Local = true, w[2]
 			} else {
@@ -58,13 +63,30 @@ func parsePeersSection(b *builder, s *config.Section) {
 				continue
 			}
 			if len(w) >= 3 {
+				if !b.checkPeerParams(ln, w[1], w[3:]) {
+					continue
+				}
 				if w[1] == LocalPeerName {
 					hasLocal, ps.Local = true, w[2]
 				} else {
 					ps.Peers = append(ps.Peers, w[2])
 				}
 			}
-		case "bind", "default-server", "disabled", "enabled", "table", "log", "shards":
+		case "bind":
+			if len(w) > 2 {
+				if kw := unknownBindParam(w[2:]); kw != "" {
+					b.d.Alertf(ln.Pos, "'bind %s' in section 'peers': unknown keyword '%s'.", w[1], kw)
+				}
+			}
+		case "table":
+			if err := checkPeersTable(w[1:]); err != nil {
+				b.report(ln.Pos, err)
+			}
+		case "log":
+			if _, err := ring.ParseLogArgs(w[1:], false); err != nil {
+				b.report(ln.Pos, logErr(err))
+			}
+		case "default-server", "disabled", "enabled":
 		default:
 			msg := fmt.Sprintf("unknown keyword '%s' in 'peers' section", w[0])
 			if best := SuggestFunc(w[0], peersKeywords); best != "" {
@@ -78,4 +100,47 @@ func parsePeersSection(b *builder, s *config.Section) {
 		return
 	}
 	b.cfg.Peers = append(b.cfg.Peers, ps)
+}
+
+// checkPeerParams refuses the words after a peer's address that are no
+// server keyword, as HAProxy parses them as a server's.
+func (b *builder) checkPeerParams(ln config.Line, name string, params []string) bool {
+	return b.checkServerParams(ln, LocalPeerName, name, params)
+}
+
+// checkServerParams refuses the first word after the address of a server
+// that is not a proxy's (a peer, a ring's server) and is no server
+// keyword, naming the server owner/name as HAProxy does; it reports and
+// returns false on the first.
+func (b *builder) checkServerParams(ln config.Line, owner, name string, params []string) bool {
+	for i := 0; i < len(params); i++ {
+		k, ok := serverKeywords[params[i]]
+		if !ok {
+			b.d.Add(diag.Diag{Sev: diag.Alert, Pos: ln.Pos, Msg: fmt.Sprintf("'server %s/%s' : unknown keyword '%s'.", owner, name, params[i])})
+			return false
+		}
+		i += k.Args
+	}
+	return true
+}
+
+// checkPeersTable refuses what a peers section's table line does not know:
+// table <name> type <type> [len <n>] size <size> [expire <t>] [nopurge]
+// [store <data>,...].
+func checkPeersTable(args []string) error {
+	size := false
+	for i := 1; i < len(args); i++ {
+		size = size || args[i] == "size"
+		switch args[i] {
+		case "type", "size", "expire", "store", "len", "peers":
+			i++
+		case "nopurge":
+		default:
+			return errf("table: unknown argument '%s'.", args[i])
+		}
+	}
+	if !size {
+		return errf("table: missing size.")
+	}
+	return nil
 }

@@ -102,17 +102,114 @@ func compileHTTP(b *builder) {
 	}
 }
 
-func splitCond(words []string) ([]string, []string) {
-	for i, w := range words {
-		if w == "if" || w == "unless" {
-			return words[:i], words[i:]
-		}
+// ruleActions says, for each action goha runs, how many of the words
+// after the action's name it reads, as HAProxy's action parsers do: what
+// follows must be a condition, so a misspelt "if" or a stray word is an
+// error rather than a rule that applies to every request.
+var ruleActions = map[string]func(args []string) int{
+	"allow":      fixedArgs(0),
+	"set-header": fixedArgs(2),
+	"add-header": fixedArgs(2),
+	"del-header": delHeaderArgs,
+	"deny":       replyArgs(true),
+	"return":     replyArgs(false),
+}
+
+func fixedArgs(n int) func([]string) int { return func([]string) int { return n } }
+
+// delHeaderArgs reads <name> [-m <method>].
+func delHeaderArgs(args []string) int {
+	if len(args) > 1 && args[1] == "-m" {
+		return 3
 	}
-	return words, nil
+	return 1
+}
+
+// replyArgs reads the words of an HTTP reply (deny, return): each known
+// keyword with its values, in any order, up to the first other word.
+func replyArgs(deny bool) func([]string) int {
+	return func(args []string) int {
+		i := 0
+		for i < len(args) {
+			switch args[i] {
+			case "status", "content-type", "errorfile", "errorfiles", "file", "lf-file", "string", "lf-string":
+				i += 2
+			case "hdr":
+				i += 3
+			case "deny_status":
+				if !deny {
+					return i
+				}
+				i += 2
+			default:
+				return i
+			}
+		}
+		return i
+	}
+}
+
+// checkRuleCond refuses a rule whose action is followed by anything but a
+// condition, in HAProxy's words. Unknown actions are left to compileRule.
+func checkRuleCond(kw string, words []string) error {
+	n, ok := ruleArity(words)
+	if !ok || n >= len(words) {
+		return nil
+	}
+	if w := words[n]; w != "if" && w != "unless" {
+		return tightf("'%s %s' expects either 'if' or 'unless' followed by a condition but found '%s'.", kw, words[0], w)
+	}
+	return nil
+}
+
+// finalRule says whether a rule stops the evaluation of the rules after it
+// whatever the request: a final action without a condition.
+func finalRule(words []string) bool {
+	switch words[0] {
+	case "allow", "deny", "return":
+		n, ok := ruleArity(words)
+		return ok && n == len(words)
+	}
+	return false
+}
+
+// addRule keeps an http-request or http-response rule, warning as HAProxy
+// does when an earlier rule makes it unreachable. An unknown action is
+// reported here, with the other problems of the section, rather than
+// after them.
+func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
+	if _, ok := ruleArity(args); !ok {
+		return errf("'%s %s' : %v", c.kw, args[0], unknownAction(args[0]))
+	}
+	if err := checkRuleCond(c.kw, args); err != nil {
+		return err
+	}
+	*rules = append(*rules, LineDef{c.pos, args})
+	if n := len(*rules); n > 1 && finalRule((*rules)[n-2].Words) {
+		return tightWarnf("previous '%s' action is final and has no condition attached, further entries are NOOP.", c.kw)
+	}
+	return nil
+}
+
+func unknownAction(a string) error {
+	return fmt.Errorf("unknown or unsupported action '%s'; goha supports 'set-header', 'add-header', 'del-header', 'allow', 'deny' and 'return'.", a)
+}
+
+// ruleArity returns how many words the action and its arguments take.
+func ruleArity(words []string) (int, bool) {
+	f := ruleActions[words[0]]
+	if f == nil {
+		return 0, false
+	}
+	return min(1+f(words[1:]), len(words)), true
 }
 
 func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpRule, error) {
-	args, condWords := splitCond(words)
+	n, ok := ruleArity(words)
+	if !ok {
+		return nil, unknownAction(words[0])
+	}
+	args, condWords := words[:n], words[n:]
 	cond, err := compileCond(condWords, named)
 	if err != nil {
 		return nil, err
@@ -137,6 +234,15 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 			return nil, fmt.Errorf("expects at least 1 argument.")
 		}
 		r.act, r.name = actDelHeader, args[1]
+		if len(args) > 2 {
+			switch m := first(args[3:]); m {
+			case "str":
+			case "beg", "end", "sub", "reg":
+				return nil, fmt.Errorf("-m %s is not supported by goha; only '-m str' is.", m)
+			default:
+				return nil, fmt.Errorf("-m with unsupported matching method '%s'.", m)
+			}
+		}
 	case "allow":
 		r.act = actAllow
 	case "deny":
@@ -144,13 +250,19 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 		if resp {
 			r.status = 502
 		}
-		for i := 1; i+1 < len(args); i++ {
-			if args[i] == "deny_status" {
+		for i := 1; i < len(args); i += 2 {
+			switch args[i] {
+			case "deny_status", "status":
+				if i+1 >= len(args) {
+					return nil, fmt.Errorf("'status' expects <status_code> as argument.")
+				}
 				n, err := strconv.Atoi(args[i+1])
 				if err != nil {
 					return nil, fmt.Errorf("invalid status code '%s'.", args[i+1])
 				}
 				r.status = n
+			default:
+				return nil, fmt.Errorf("'%s' is not supported by goha in a 'deny' rule; only 'status' and 'deny_status' are.", args[i])
 			}
 		}
 		r.reply = http1.ErrorReply(r.status)
@@ -193,6 +305,9 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 			}
 			i++
 		}
+		if body != "" && r.ctype == "" {
+			return nil, fmt.Errorf("a content type must be defined when non-empty payload is configured.")
+		}
 		if lf {
 			v, err := compileLF(body)
 			if err != nil {
@@ -215,8 +330,6 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 			}
 			r.reply = rep
 		}
-	default:
-		return nil, fmt.Errorf("unknown or unsupported action '%s'; goha supports 'set-header', 'add-header', 'del-header', 'allow', 'deny' and 'return'.", args[0])
 	}
 	return r, nil
 }

@@ -264,6 +264,10 @@ func parseServerLine(c *kwCtx, args []string) error {
 		c.b.d.Add(diag.Diag{Sev: diag.Alert, Pos: c.pos, Msg: "'server' expects <name> and <addr>[:<port>] as arguments."})
 		return nil
 	}
+	if ch := invalidChar(args[0]); ch != "" {
+		c.b.d.Add(diag.Diag{Sev: diag.Alert, Pos: c.pos, Msg: fmt.Sprintf("character '%s' is not permitted in server name '%s'.", ch, args[0])})
+		return nil
+	}
 	if o := p.FindServer(args[0]); o != nil {
 		return errf("%s '%s', another server named '%s' was already defined at line %d, please use distinct names.", capName(p.Cap), p.Name, args[0], o.Pos.Line)
 	}

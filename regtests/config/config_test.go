@@ -21,8 +21,13 @@ var posRe = regexp.MustCompile(`\[[^\]]*:(\d+)\]`)
 // check runs prog -c -f file and returns the exit status and the sorted
 // line numbers named by ALERT lines.
 func check(t *testing.T, prog, file string) (int, []int, string) {
+	return checkIn(t, prog, "testdata", file)
+}
+
+// checkIn is check with file in dir.
+func checkIn(t *testing.T, prog, dir, file string) (int, []int, string) {
 	cmd := exec.Command(prog, "-c", "-f", file)
-	cmd.Dir = "testdata"
+	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/root"}
 	out, err := cmd.CombinedOutput()
 	code := 0
