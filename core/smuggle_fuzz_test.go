@@ -137,10 +137,18 @@ func startSmuggleProxy(t testing.TB, origin string) string {
 		f.Close()
 		t.Fatal(err)
 	}
+	// Stop leaves what a process exit frees: the idle server
+	// connections and the proxies' entries in running. A fuzz worker
+	// runs many processes, so these go here.
 	t.Cleanup(func() {
 		proc.Stop()
 		f.Close()
 		for _, p := range cfg.Proxies {
+			for _, s := range p.Servers {
+				if s.pool != nil {
+					s.pool.Delete()
+				}
+			}
 			running.Delete(p)
 		}
 	})
