@@ -225,17 +225,17 @@ func (o *smuggleOrigin) exchange(c net.Conn, br *bufio.Reader) (keep bool, err e
 		case "x-client":
 			req.client = append(req.client, value)
 		case "transfer-encoding":
-			te = append(te, strings.Split(strings.ToLower(value), ",")...)
+			te = smuggleList(te, value)
 		case "content-length":
 			cl = append(cl, value)
 		case "connection":
-			conn = append(conn, strings.Split(strings.ToLower(value), ",")...)
+			conn = smuggleList(conn, value)
 		}
 	}
 	v11 := version != "HTTP/1.0" && version != "HTTP/0.9"
 	keep = v11
 	for _, tok := range conn {
-		switch strings.TrimSpace(tok) {
+		switch tok {
 		case "close":
 			keep = false
 		case "keep-alive":
@@ -250,7 +250,7 @@ func (o *smuggleOrigin) exchange(c net.Conn, br *bufio.Reader) (keep bool, err e
 
 	// The body, as this naive backend frames it.
 	switch {
-	case v11 && len(te) > 0 && strings.TrimSpace(te[len(te)-1]) == "chunked":
+	case v11 && len(te) > 0 && te[len(te)-1] == "chunked":
 		if err := smuggleChunked(br); err != nil {
 			return false, err
 		}
@@ -284,6 +284,17 @@ func (o *smuggleOrigin) exchange(c net.Conn, br *bufio.Reader) (keep bool, err e
 		return false, io.EOF
 	}
 	return keep, nil
+}
+
+// smuggleList appends the members of a comma-separated header value to
+// l, lower-cased; empty members do not count (RFC 9110, 5.6.1).
+func smuggleList(l []string, value string) []string {
+	for _, m := range strings.Split(strings.ToLower(value), ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			l = append(l, m)
+		}
+	}
+	return l
 }
 
 // smuggleChunked reads a chunked body leniently: extensions ignored, LF
