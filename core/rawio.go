@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/binary"
 	"io"
 	"iter"
 	"net"
@@ -29,10 +30,17 @@ import (
 type rawIO struct {
 	rc syscall.RawConn
 
-	rbuf []byte
-	rn   int
-	rerr syscall.Errno
-	reof bool
+	rbuf  []byte
+	rn    int
+	rerr  syscall.Errno
+	reof  bool
+	rmore bool // readMsgFD: the socket holds more (bytes or a FIN)
+
+	// readMsgFD's arguments to recvmsg, kept here so that a read
+	// allocates nothing.
+	msg  syscall.Msghdr
+	iov  syscall.Iovec
+	cmsg [syscall.SizeofCmsghdr + 8]byte
 
 	wbuf []byte
 	wn   int
@@ -63,9 +71,18 @@ type rawIO struct {
 // session ends when the loop ends or leaves it (a tunnel reads the client
 // from another goroutine), or when the wait fails (deadline, close); the
 // loop then goes on outside, with ordinary reads.
+//
+// A short read does not prove the socket empty: a FIN that came with the
+// data (or before the read) was announced by the same readiness, and the
+// read stops short of it. Waiting then would sleep through the client's
+// close until a timeout. So the session asks the kernel to report, with
+// each read, what is still queued, a FIN included (TCP_INQ): no extra
+// system call. Where the kernel cannot, every read that returned data is
+// followed by another before the session waits.
 type readSession struct {
 	active  bool    // reads go through the session
 	mustTry bool    // the socket may hold data whose readiness was consumed
+	inq     bool    // reads report what is left queued (TCP_INQ is on)
 	leaving bool    // the loop asked to leave the session
 	fd      uintptr // valid while active
 	err     error   // why the session's wait ended, for the waiting read
@@ -87,7 +104,12 @@ func (r *rawIO) runSession(loop func() bool) bool {
 	})
 	defer stop()
 	s.active, s.mustTry = true, true
+	first := true
 	err := r.rc.Read(func(fd uintptr) bool {
+		if first {
+			first = false
+			s.inq = enableInq(fd)
+		}
 		s.fd = fd
 		if _, more := next(); !more || s.leaving {
 			return true
@@ -132,8 +154,9 @@ func (r *rawIO) leaveSession() {
 	s.leaving = false
 }
 
-// sessionRead is read inside a session. A read that came back short
-// drained the socket, so the next one may wait first: new data wakes it.
+// sessionRead is read inside a session. A read after which the socket
+// holds nothing (no bytes, no FIN) lets the next one wait first: new data
+// wakes it.
 func (r *rawIO) sessionRead(c net.Conn, p []byte) (int, error) {
 	s := &r.sess
 	for {
@@ -146,12 +169,19 @@ func (r *rawIO) sessionRead(c net.Conn, p []byte) (int, error) {
 			}
 		}
 		r.rbuf, r.rn, r.rerr, r.reof = p, 0, 0, false
-		if !r.readFD(s.fd) {
+		var done bool
+		if s.inq {
+			done = r.readMsgFD(s.fd)
+		} else {
+			done = r.readFD(s.fd)
+			r.rmore = r.rn > 0
+		}
+		if !done {
 			s.mustTry = false
 			continue
 		}
 		r.rbuf = nil
-		s.mustTry = r.rn == len(p)
+		s.mustTry = r.rmore
 		return r.readResult(c, nil)
 	}
 }
@@ -194,6 +224,60 @@ func (r *rawIO) readFD(fd uintptr) bool {
 		r.rerr = e
 		return true
 	}
+}
+
+// tcpInq is Linux's TCP_INQ, both the socket option and the type of the
+// control message that carries the count.
+const tcpInq = 36
+
+// enableInq asks the kernel to report after each recvmsg on fd how much
+// is left to read; false when it cannot.
+func enableInq(fd uintptr) bool {
+	one := int32(1)
+	_, _, e := syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, fd, syscall.IPPROTO_TCP, tcpInq, uintptr(unsafe.Pointer(&one)), 4, 0)
+	return e == 0
+}
+
+// readMsgFD is readFD that also learns whether the socket holds more
+// (rmore): bytes beyond the buffer, or a FIN not yet read as one.
+func (r *rawIO) readMsgFD(fd uintptr) bool {
+	r.iov.Base = &r.rbuf[0]
+	r.iov.SetLen(len(r.rbuf))
+	r.msg.Iov = &r.iov
+	r.msg.Iovlen = 1
+	r.msg.Control = &r.cmsg[0]
+	for {
+		r.msg.SetControllen(len(r.cmsg))
+		n, _, e := syscall.RawSyscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.msg)), 0)
+		switch e {
+		case 0:
+			r.rn = int(n)
+			r.reof = n == 0
+			r.rmore = r.rn == len(r.rbuf) || r.queued() > 0
+			return true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		r.rerr = e
+		return true
+	}
+}
+
+// queued is the count of the TCP_INQ control message recvmsg left in
+// r.cmsg, 1 when none came (the caller then tries again rather than wait).
+func (r *rawIO) queued() int32 {
+	const hdr = syscall.SizeofCmsghdr
+	if r.msg.Controllen < hdr+4 {
+		return 1
+	}
+	level := binary.NativeEndian.Uint32(r.cmsg[8:])
+	typ := binary.NativeEndian.Uint32(r.cmsg[12:])
+	if level != syscall.SOL_TCP || typ != tcpInq {
+		return 1
+	}
+	return int32(binary.NativeEndian.Uint32(r.cmsg[hdr:]))
 }
 
 func (r *rawIO) writeFD(fd uintptr) bool {
