@@ -230,8 +230,8 @@ func framing(head string) string {
 }
 
 // The framing fields a server puts on a response that has no body by
-// definition reach the client as HAProxy 2.6 lets them: a 1xx's or a
-// 204's Content-Length and Transfer-Encoding are removed (a client or a
+// definition reach the client as HAProxy 2.6 lets them: a 1xx's (101
+// included) or a 204's Content-Length and Transfer-Encoding are removed (a client or a
 // cache that trusts them would read what follows as a body), a 304's and
 // a HEAD response's are kept, since they describe the representation.
 func TestBodilessResponseFraming(t *testing.T) {
@@ -250,7 +250,10 @@ func TestBodilessResponseFraming(t *testing.T) {
 		{"HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 59\r\n\r\n", []string{"content-length: 59"}},
 		{"HEAD", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", []string{"transfer-encoding: chunked"}},
 		{"HEAD", "HTTP/1.1 304 Not Modified\r\nContent-Length: 59\r\n\r\n", []string{"content-length: 59"}},
+		// Last: the connection becomes a tunnel.
+		{"GET", "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nContent-Length: 59\r\n\r\n", []string{""}},
 	}
+	const upgrade = "Connection: upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
 	h := func(o *origin, sc *sconn) {
 		for {
 			h, err := sc.readHead(false)
@@ -268,7 +271,12 @@ func TestBodilessResponseFraming(t *testing.T) {
 	each(t, baseCfg, h, func(t *testing.T, addr string, o *origin) {
 		cl := dial(t, addr)
 		for i, c := range cases {
-			cl.send(fmt.Sprintf("%s /r/%d HTTP/1.1\r\nHost: a\r\n\r\n", c.method, i))
+			tunnel := strings.HasPrefix(c.resp, "HTTP/1.1 101")
+			extra := ""
+			if tunnel {
+				extra = upgrade
+			}
+			cl.send(fmt.Sprintf("%s /r/%d HTTP/1.1\r\nHost: a\r\n%s\r\n", c.method, i, extra))
 			var got []string
 			for range c.want {
 				st, head := readHeadOnly(cl)
@@ -279,6 +287,9 @@ func TestBodilessResponseFraming(t *testing.T) {
 			}
 			if fmt.Sprint(got) != fmt.Sprint(c.want) {
 				t.Errorf("%s %q: the client got framing %q, want %q", c.method, c.resp, got, c.want)
+			}
+			if tunnel {
+				break
 			}
 			cl.send("GET /next HTTP/1.1\r\nHost: a\r\n\r\n")
 			if st, body := cl.response(); st != 200 || body != "/next" {
