@@ -686,12 +686,13 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			// 100-continue and other interim responses go to the client
 			// as they are, less their framing fields; the final
 			// response follows.
+			// Counted as it came, framing fields included.
+			si.bytesOut += int64(resp.HTXSize())
 			resp.DropBodilessFraming()
 			hc.rwResp.Reset()
 			if _, err := hc.rwResp.WriteTo(c, resp, nil); err != nil {
 				return 0, false, errClientGone
 			}
-			si.bytesOut += int64(resp.HTXSize())
 			sbuf.Discard(hlen)
 			if req.Flags&http1.FlagExpect100 != 0 && !hc.reqBody.Done() {
 				hc.dropRequest(cbuf)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"goha/regtests/internal/harness"
 )
 
 // naive answers every request in order and honours Content-Length on
@@ -297,4 +299,44 @@ func TestBodilessResponseFraming(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The framing fields a 1xx or 204 response loses on the way to the
+// client still count in the server's bytes out, which HAProxy counts as
+// the response came.
+func TestBodilessFramingCounted(t *testing.T) {
+	h := func(o *origin, sc *sconn) {
+		h, err := sc.readHead(false)
+		if err != nil {
+			return
+		}
+		io.WriteString(sc.c, "HTTP/1.1 100 Continue\r\nContent-Length: 59\r\n\r\n")
+		if h.path == "/204" {
+			io.WriteString(sc.c, "HTTP/1.1 204 No Content\r\nContent-Length: 59\r\nTransfer-Encoding: chunked\r\n\r\n")
+		}
+	}
+	bout := map[string]string{}
+	for _, p := range proxies(t) {
+		sock := t.TempDir() + "/stats.sock"
+		o := newOrigin(t, h)
+		cfg := "global\n    stats socket " + sock + " level admin\n" + strings.ReplaceAll(baseCfg, "${SRV}", o.addr)
+		px := harness.Start(t, p[1], cfg, "fe")
+		harness.WaitListening(t, px.Addrs["fe"], 5*time.Second)
+		harness.WaitCLI(t, sock)
+		cl := dial(t, px.Addrs["fe"])
+		cl.send("GET /204 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+		if st, _ := readHeadOnly(cl); st != 100 {
+			t.Fatalf("%s: got %d, want the 100 first", p[0], st)
+		}
+		if st, _ := readHeadOnly(cl); st != 204 {
+			t.Fatalf("%s: got %d, want 204", p[0], st)
+		}
+		harness.Eventually(t, p[0]+" counting the response", func() bool {
+			bout[p[0]] = harness.ParseStat(harness.MustSocket(t, sock, "show stat"))["be/s1"]["bout"]
+			return bout[p[0]] != "" && bout[p[0]] != "0"
+		})
+	}
+	if len(bout) == 2 && bout["goha"] != bout["haproxy"] {
+		t.Errorf("server bytes out: goha %s, haproxy %s", bout["goha"], bout["haproxy"])
+	}
 }
