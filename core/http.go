@@ -743,11 +743,13 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			// 100-continue and other interim responses go to the client
 			// as they are, less their framing fields; the final
 			// response follows.
+			// Counted as it came, framing fields included.
+			si.bytesOut += int64(resp.HTXSize())
+			resp.DropBodilessFraming()
 			hc.rwResp.Reset()
 			if _, err := hc.rwResp.WriteTo(c, resp, nil); err != nil {
 				return 0, false, errClientGone
 			}
-			si.bytesOut += int64(resp.HTXSize())
 			sbuf.Discard(hlen)
 			if req.Flags&http1.FlagExpect100 != 0 && !hc.reqBody.Done() {
 				hc.dropRequest(cbuf)
@@ -792,6 +794,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			}
 		}
 	}
+	resp.DropBodilessFraming()
 	// A 2xx answer to CONNECT opens a tunnel as a 101 does.
 	upgrade := (resp.Status == 101 && req.IsUpgrade()) || (req.Method == http1.MethodCONNECT && resp.Body == http1.BodyTunnel)
 	// A server's own "Connection: close" closes only the server side: the

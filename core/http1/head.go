@@ -325,6 +325,20 @@ func (h *Head) Del(name string) int {
 	return n
 }
 
+// DropBodilessFraming removes the Content-Length and Transfer-Encoding
+// fields of a 1xx (101 included) or 204 response, to be called once the
+// response rules have run. No body can follow such a response, so the
+// fields describe none, and a client or cache that trusted them would
+// take the next response for this one's body. HAProxy drops them as it
+// writes the head, so they are still counted and seen by rules; a 304's
+// and a HEAD response's describe the representation and stay.
+func (h *Head) DropBodilessFraming() {
+	if st := h.Status; h.resp && (st < 200 || st == 204) {
+		h.Del("content-length")
+		h.Del("transfer-encoding")
+	}
+}
+
 // DelField marks field i deleted.
 func (h *Head) DelField(i int) {
 	if !h.fields[i].drop {

@@ -696,16 +696,6 @@ func (h *Head) finishRequest(teOther bool, eoh int) error {
 
 func (h *Head) finishResponse(teOther bool, eoh int) error {
 	st := h.Status
-	if (st >= 100 && st < 200 && st != 101) || st == 204 {
-		// No body can follow, so the framing fields describe none: a
-		// client or cache that trusted them would take the next
-		// response for this one's body. HAProxy removes them; a 304's
-		// and a HEAD response's describe the representation and stay.
-		h.Flags &^= FlagContentLength | FlagChunked | FlagTransferEncoding
-		h.ContentLength = 0
-		h.Del("content-length")
-		h.Del("transfer-encoding")
-	}
 	switch {
 	case (h.Method == MethodCONNECT && st >= 200 && st < 300) || st == 101:
 		h.Body = BodyTunnel

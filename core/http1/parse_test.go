@@ -447,3 +447,31 @@ func TestNextValue(t *testing.T) {
 		t.Fatal("trim")
 	}
 }
+
+func TestDropBodilessFraming(t *testing.T) {
+	cases := []struct {
+		raw    string
+		method Method
+		kept   bool
+	}{
+		{"HTTP/1.1 100 Continue\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", MethodGET, false},
+		{"HTTP/1.1 101 Switching Protocols\r\nContent-Length: 5\r\n\r\n", MethodGET, false},
+		{"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", MethodGET, false},
+		{"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n", MethodHEAD, false},
+		{"HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", MethodGET, true},
+		{"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", MethodHEAD, true},
+	}
+	for _, c := range cases {
+		var h Head
+		if _, err := h.ParseResponse([]byte(c.raw), c.method); err != nil {
+			t.Fatalf("%q: %v", c.raw, err)
+		}
+		h.DropBodilessFraming()
+		var rw Rewriter
+		out := string(rw.Head(&h))
+		kept := strings.Contains(out, "Content-Length") || strings.Contains(out, "Transfer-Encoding")
+		if kept != c.kept {
+			t.Errorf("%q: sent as %q", c.raw, out)
+		}
+	}
+}

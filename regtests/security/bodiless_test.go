@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"goha/regtests/internal/harness"
 )
 
 // naive answers every request in order and honours Content-Length on
@@ -230,8 +232,8 @@ func framing(head string) string {
 }
 
 // The framing fields a server puts on a response that has no body by
-// definition reach the client as HAProxy 2.6 lets them: a 1xx's or a
-// 204's Content-Length and Transfer-Encoding are removed (a client or a
+// definition reach the client as HAProxy 2.6 lets them: a 1xx's (101
+// included) or a 204's Content-Length and Transfer-Encoding are removed (a client or a
 // cache that trusts them would read what follows as a body), a 304's and
 // a HEAD response's are kept, since they describe the representation.
 func TestBodilessResponseFraming(t *testing.T) {
@@ -250,7 +252,10 @@ func TestBodilessResponseFraming(t *testing.T) {
 		{"HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 59\r\n\r\n", []string{"content-length: 59"}},
 		{"HEAD", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", []string{"transfer-encoding: chunked"}},
 		{"HEAD", "HTTP/1.1 304 Not Modified\r\nContent-Length: 59\r\n\r\n", []string{"content-length: 59"}},
+		// Last: the connection becomes a tunnel.
+		{"GET", "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nContent-Length: 59\r\n\r\n", []string{""}},
 	}
+	const upgrade = "Connection: upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
 	h := func(o *origin, sc *sconn) {
 		for {
 			h, err := sc.readHead(false)
@@ -268,7 +273,12 @@ func TestBodilessResponseFraming(t *testing.T) {
 	each(t, baseCfg, h, func(t *testing.T, addr string, o *origin) {
 		cl := dial(t, addr)
 		for i, c := range cases {
-			cl.send(fmt.Sprintf("%s /r/%d HTTP/1.1\r\nHost: a\r\n\r\n", c.method, i))
+			tunnel := strings.HasPrefix(c.resp, "HTTP/1.1 101")
+			extra := ""
+			if tunnel {
+				extra = upgrade
+			}
+			cl.send(fmt.Sprintf("%s /r/%d HTTP/1.1\r\nHost: a\r\n%s\r\n", c.method, i, extra))
 			var got []string
 			for range c.want {
 				st, head := readHeadOnly(cl)
@@ -280,10 +290,53 @@ func TestBodilessResponseFraming(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(c.want) {
 				t.Errorf("%s %q: the client got framing %q, want %q", c.method, c.resp, got, c.want)
 			}
+			if tunnel {
+				break
+			}
 			cl.send("GET /next HTTP/1.1\r\nHost: a\r\n\r\n")
 			if st, body := cl.response(); st != 200 || body != "/next" {
 				t.Fatalf("after %s %q: the next request got %d %q", c.method, c.resp, st, body)
 			}
 		}
 	})
+}
+
+// The framing fields a 1xx or 204 response loses on the way to the
+// client still count in the server's bytes out, which HAProxy counts as
+// the response came.
+func TestBodilessFramingCounted(t *testing.T) {
+	h := func(o *origin, sc *sconn) {
+		h, err := sc.readHead(false)
+		if err != nil {
+			return
+		}
+		io.WriteString(sc.c, "HTTP/1.1 100 Continue\r\nContent-Length: 59\r\n\r\n")
+		if h.path == "/204" {
+			io.WriteString(sc.c, "HTTP/1.1 204 No Content\r\nContent-Length: 59\r\nTransfer-Encoding: chunked\r\n\r\n")
+		}
+	}
+	bout := map[string]string{}
+	for _, p := range proxies(t) {
+		sock := t.TempDir() + "/stats.sock"
+		o := newOrigin(t, h)
+		cfg := "global\n    stats socket " + sock + " level admin\n" + strings.ReplaceAll(baseCfg, "${SRV}", o.addr)
+		px := harness.Start(t, p[1], cfg, "fe")
+		harness.WaitListening(t, px.Addrs["fe"], 5*time.Second)
+		harness.WaitCLI(t, sock)
+		cl := dial(t, px.Addrs["fe"])
+		cl.send("GET /204 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+		if st, _ := readHeadOnly(cl); st != 100 {
+			t.Fatalf("%s: got %d, want the 100 first", p[0], st)
+		}
+		if st, _ := readHeadOnly(cl); st != 204 {
+			t.Fatalf("%s: got %d, want 204", p[0], st)
+		}
+		harness.Eventually(t, p[0]+" counting the response", func() bool {
+			bout[p[0]] = harness.ParseStat(harness.MustSocket(t, sock, "show stat"))["be/s1"]["bout"]
+			return bout[p[0]] != "" && bout[p[0]] != "0"
+		})
+	}
+	if len(bout) == 2 && bout["goha"] != bout["haproxy"] {
+		t.Errorf("server bytes out: goha %s, haproxy %s", bout["goha"], bout["haproxy"])
+	}
 }

@@ -142,3 +142,50 @@ func TestIdleServerDataNotReused(t *testing.T) {
 		})
 	}
 }
+
+// A request with both Content-Length and Transfer-Encoding is framed by
+// its chunks: the server gets it without the Content-Length, so both
+// ends agree on where it stops, and the client connection closes after
+// the response. The server connection itself is then as clean as any:
+// HAProxy 2.6 pools it, and with "http-reuse always" the next client's
+// request follows the chunked body on it, which goha does as well.
+func TestContentLengthAndChunkedServerReuse(t *testing.T) {
+	for _, c := range []struct {
+		reuse string
+		conns int // server connections once both clients are answered
+	}{
+		// "safe" gives a client's first request a connection of its own.
+		{"safe", 2},
+		{"always", 1},
+	} {
+		t.Run(c.reuse, func(t *testing.T) {
+			// One thread: HAProxy may not take an idle connection over
+			// from another thread, which would blur the count.
+			cfg := "global\n    nbthread 1\n" + baseCfg + "    http-reuse " + c.reuse + "\n"
+			each(t, cfg, recordOrigin, func(t *testing.T, addr string, o *origin) {
+				a := dial(t, addr)
+				a.send("POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 15\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+				if st, body := a.response(); st != 200 || body != "/a" {
+					t.Fatalf("POST /a answered %d %q", st, body)
+				}
+				if !a.closed(3 * time.Second) {
+					t.Errorf("the client connection stayed open after a request with Content-Length and Transfer-Encoding")
+				}
+				if got := strings.ToLower(o.received(1)); strings.Contains(got, "content-length") {
+					t.Errorf("the server received the Content-Length:\n%s", got)
+				}
+				b := dial(t, addr)
+				b.send("GET /b HTTP/1.1\r\nHost: a\r\n\r\n")
+				if st, body := b.response(); st != 200 || body != "/b" {
+					t.Fatalf("GET /b answered %d %q", st, body)
+				}
+				if n := o.numConns(); n != c.conns {
+					t.Errorf("%d server connections, want %d", n, c.conns)
+				}
+				if got := o.requestLines(); fmt.Sprint(got) != fmt.Sprint([]string{"POST /a HTTP/1.1", "GET /b HTTP/1.1"}) {
+					t.Errorf("the server parsed the requests %q", got)
+				}
+			})
+		})
+	}
+}
