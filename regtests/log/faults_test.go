@@ -33,6 +33,14 @@ type faultCase struct {
 	client      func(c net.Conn) string   // what the client saw
 }
 
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
 // resetConn closes c with an RST.
 func resetConn(c net.Conn) {
 	c.(*net.TCPConn).SetLinger(0)
@@ -136,6 +144,22 @@ var faultCases = []faultCase{
 			_, err := io.ReadFull(c, b)
 			resetConn(c)
 			return fmt.Sprintf("read %v", err)
+		}},
+	// The client reads nothing of a large response.
+	{name: "http-client-timeout-mid-body", mode: "http", extra: "timeout client 500ms",
+		server: func(t *testing.T) string {
+			return harness.TCPServer(t, func(c net.Conn) {
+				defer c.Close()
+				httpHead(c)
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 67108864\r\n\r\n")
+				c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+				io.CopyN(c, zeros{}, 64<<20)
+			})
+		},
+		client: func(c net.Conn) string {
+			io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+			time.Sleep(1500 * time.Millisecond)
+			return "-"
 		}},
 	// After the server's reset the client keeps its side open and sends
 	// more: the stream has ended all the same.
