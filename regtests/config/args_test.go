@@ -81,6 +81,8 @@ var refused = []argCase{
 	{name: "unknown-action", cfg: inFrontend("!http-request bogus-action x\nmaxconn 1 2"), word: "bogus-action",
 		differs: "HAProxy lists its actions; goha names the ones it runs"},
 	{name: "bad-acl", cfg: inFrontend("!acl a bogus_fetch x\nmaxconn 1 2"), word: "bogus_fetch"},
+	{name: "acl-after-rule", cfg: inFrontend("!http-request deny if bad\nacl bad path /x"), word: "bad"},
+	{name: "acl-after-use-backend", cfg: inFrontend("!use_backend be if bad\nacl bad path /x"), word: "bad"},
 	{name: "use-backend-iff", cfg: inFrontend("!use_backend be iff TRUE"), word: "iff"},
 	{name: "timeout-extra", cfg: inFrontend("!timeout client 1s 2s"), word: "2s"},
 	{name: "timeout-connect-extra", cfg: inBackend("!timeout connect 1s x"), word: "x"},
