@@ -318,6 +318,11 @@ var proxyKeywords = []Keyword{
 				return errf("'option forwardfor' only supports optional values: 'except', 'header' and 'if-none'.")
 			}
 		}
+		// The header is added to every request: these two would narrow
+		// that, and silently ignoring them would add it where they say not.
+		if c.p.ForwardForExcept != "" {
+			return diag.Warnf("'option forwardfor except' is parsed but not implemented by goha yet; the header is always added.")
+		}
 		if ifNone {
 			return diag.Warnf("'option forwardfor if-none' is parsed but not implemented by goha yet; the header is always added.")
 		}
