@@ -132,6 +132,9 @@ var proxyKeywords = []Keyword{
 				return errf("unexpected keyword '%s' after switching rule, only 'if' and 'unless' are allowed.", args[1])
 			}
 			ub.Cond = args[1:]
+			if _, err := compileCond(ub.Cond, c.p.aclsSoFar); err != nil {
+				return errf("error detected while parsing switching rule : %v.", err)
+			}
 		}
 		c.p.UseBackends = append(c.p.UseBackends, ub)
 		return nil
@@ -146,9 +149,14 @@ var proxyKeywords = []Keyword{
 		// Checked here too, so that a bad ACL is reported with the
 		// section's other problems: rules are compiled only when there
 		// are none.
-		if _, err := compileACL(args[1:]); err != nil {
+		t, err := compileACL(args[1:])
+		if err != nil {
 			return errf("error detected while parsing ACL '%s' : %v", args[0], err)
 		}
+		if c.p.aclsSoFar == nil {
+			c.p.aclsSoFar = map[string][]*aclTerm{}
+		}
+		c.p.aclsSoFar[args[0]] = append(c.p.aclsSoFar[args[0]], t)
 		c.p.ACLs = append(c.p.ACLs, &ACLDef{Pos: c.pos, Name: args[0], Words: args[1:]})
 		return nil
 	}},
@@ -309,6 +317,11 @@ var proxyKeywords = []Keyword{
 			default:
 				return errf("'option forwardfor' only supports optional values: 'except', 'header' and 'if-none'.")
 			}
+		}
+		// The header is added to every request: these two would narrow
+		// that, and silently ignoring them would add it where they say not.
+		if c.p.ForwardForExcept != "" {
+			return diag.Warnf("'option forwardfor except' is parsed but not implemented by goha yet; the header is always added.")
 		}
 		if ifNone {
 			return diag.Warnf("'option forwardfor if-none' is parsed but not implemented by goha yet; the header is always added.")

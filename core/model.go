@@ -135,6 +135,10 @@ type Proxy struct {
 	// clf); nil when its lines use the httplog or tcplog fast paths.
 	logFmt *logFormat
 
+	// The named ACLs declared so far, while the section is read: a
+	// condition may only name the ACLs declared before it, as in HAProxy.
+	aclsSoFar map[string][]*aclTerm
+
 	// Compiled at the end of the build.
 	useBE     []useBackendRule
 	reqRules  []*httpRule

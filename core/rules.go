@@ -184,6 +184,11 @@ func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
 	if err := checkRuleCond(c.kw, args); err != nil {
 		return err
 	}
+	if n, _ := ruleArity(args); n < len(args) {
+		if _, err := compileCond(args[n:], c.p.aclsSoFar); err != nil {
+			return errf("error detected while parsing an '%s %s' condition : %v.", c.kw, args[0], err)
+		}
+	}
 	*rules = append(*rules, LineDef{c.pos, args})
 	if n := len(*rules); n > 1 && finalRule((*rules)[n-2].Words) {
 		return tightWarnf("previous '%s' action is final and has no condition attached, further entries are NOOP.", c.kw)
