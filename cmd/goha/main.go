@@ -21,8 +21,15 @@ import (
 	"goha/runtime"
 )
 
-// features are the names `feature()` and -vv know.
-var features = []string{"LINUX_SPLICE", "REGPARM", "THREAD", "TPROXY", "LINUX_TPROXY", "OPENSSL", "GETADDRINFO", "ACCEPT4", "CRYPT_H", "LIBCRYPT", "PRCTL", "THREAD_DUMP", "TFO", "NS", "CPU_AFFINITY", "POLL", "EPOLL", "ZLIB"}
+// features are what `feature()`, `-cc` and -vv report, in HAProxy's
+// build-option names: "+NAME" for what goha has, "-NAME" for what HAProxy
+// builds commonly have and goha does not, so that configurations and
+// reg-tests guarded by a feature skip what goha cannot do. OPENSSL stands
+// for TLS termination and origination (Go's crypto/tls).
+var features = []string{"+EPOLL", "+THREAD", "+OPENSSL", "+ACCEPT4",
+	"-LINUX_SPLICE", "-TPROXY", "-LINUX_TPROXY", "-CRYPT_H", "-LIBCRYPT",
+	"-TFO", "-NS", "-CPU_AFFINITY", "-ZLIB", "-SLZ", "-LUA", "-PCRE", "-QUIC",
+	"-PROMEX", "-DEVICEATLAS", "-51DEGREES", "-WURFL", "-SYSTEMD"}
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
@@ -152,11 +159,7 @@ func printVersion(w io.Writer) {
 
 func printBuildOptions(w io.Writer) {
 	fmt.Fprintf(w, "Build options :\n  TARGET  = linux-glibc\n  CPU     = generic\n  CC      = %s\n  CFLAGS  = \n  OPTIONS = \n\n", goruntime.Version())
-	var fl []string
-	for _, f := range features {
-		fl = append(fl, "+"+f)
-	}
-	fmt.Fprintf(w, "Feature list : %s\n\n", strings.Join(fl, " "))
+	fmt.Fprintf(w, "Feature list : %s\n\n", strings.Join(features, " "))
 	fmt.Fprintf(w, "Default settings :\n  bufsize = 16384, maxrewrite = 1024, maxpollevents = 200\n\n")
 	fmt.Fprintf(w, "Built with multi-threading support (MAX_THREADS=4096, default=%d).\n", goruntime.NumCPU())
 	fmt.Fprintf(w, "Built with Go %s.\n\n", goruntime.Version())
