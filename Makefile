@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: all build test deps vet unit regtests vtc clientnative fmt-check demo bench clean
+.PHONY: all build test deps vet unit regtests vtc haproxy-regtests haproxy-regtests-list clientnative fmt-check demo bench clean
 
 all: build
 
@@ -31,12 +31,25 @@ unit:
 vtc: build
 	GOHA=$(BIN)/goha ./regtests/vtc/run.sh
 
+# HAProxy 2.6.0's own reg-tests (../shared/haproxy-regtests-2.6.0, not part
+# of the project) against goha. `haproxy-regtests` runs every test HAProxy
+# passes here and adds those goha passes to the project's list;
+# `haproxy-regtests-list` runs that list, which must pass (CI).
+HRT_LIST := regtests/haproxy/passing.txt
+
+haproxy-regtests: build
+	GOHA=$(BIN)/goha ./scripts/haproxy-regtests.sh -j 3 --update $(HRT_LIST) || true
+	@echo "$$(grep -c . $(HRT_LIST)) tests in $(HRT_LIST)"
+
+haproxy-regtests-list: build
+	GOHA=$(BIN)/goha ./scripts/haproxy-regtests.sh -j 3 --list $(HRT_LIST)
+
 # client-native (the Data Plane API's runtime client) against goha and
 # HAProxy; a module of its own, so goha's go.mod does not depend on it.
 clientnative:
 	cd regtests/clientnative && $(GO) test ./...
 
-test: deps fmt-check vet build unit vtc clientnative
+test: deps fmt-check vet build unit vtc haproxy-regtests-list clientnative
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./core/... ./ring/... ./runtime/...
