@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -196,18 +197,25 @@ func (h *realHAProxy) cli(cmd string) string {
 	return b.String()
 }
 
-// freePorts returns n distinct loopback ports that were free a moment ago.
+// freePorts returns n distinct loopback ports below 32768 that were free a
+// moment ago: ports the kernel hands out for port 0 come from the
+// ephemeral range, where other programs' outgoing connections take
+// theirs.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ls []net.Listener
 	var ps []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ps) < n; tries++ {
+		if tries == 1000 {
+			t.Fatal("no free port")
+		}
+		p := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
 		ls = append(ls, l)
-		ps = append(ps, l.Addr().(*net.TCPAddr).Port)
+		ps = append(ps, p)
 	}
 	for _, l := range ls {
 		l.Close()
