@@ -53,6 +53,12 @@ func (proc *Process) Run() error {
 		running.Store(p, proc)
 	}
 	proc.globalMax.Store(int64(proc.Conf.Global.MaxConn))
+	// The parker exists before the first accept: streams read proc.idle
+	// without a lock.
+	if pk, err := newParker(); err == nil {
+		proc.idle = pk
+		proc.OnStop(pk.closeAll)
+	}
 	for _, p := range proc.Conf.Proxies {
 		if !p.IsFrontend() || p.Disabled {
 			continue
@@ -67,10 +73,6 @@ func (proc *Process) Run() error {
 		}
 	}
 	proc.OnStop(proc.closeListeners)
-	if pk, err := newParker(); err == nil {
-		proc.idle = pk
-		proc.OnStop(pk.closeAll)
-	}
 	for _, fn := range startHooks {
 		if err := fn(proc); err != nil {
 			return err
