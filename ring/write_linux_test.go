@@ -54,11 +54,14 @@ func TestRawWriter(t *testing.T) {
 
 	// A peer that reads slowly but steadily is never cut, however long
 	// the whole write takes: the timeout counts time without progress.
+	// Its pauses (60 ms, 48 of them) are far below the timeout, so that a
+	// busy machine's scheduling delays stay below it too, while the whole
+	// write takes about twice as long as the timeout.
 	slow := make([]byte, 48<<20)
 	go func() {
-		chunk := make([]byte, 4<<20)
+		chunk := make([]byte, 1<<20)
 		for n := 0; n < len(slow); {
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(60 * time.Millisecond)
 			m, err := io.ReadFull(peer, chunk[:min(len(chunk), len(slow)-n)])
 			n += m
 			if err != nil {
@@ -67,7 +70,7 @@ func TestRawWriter(t *testing.T) {
 		}
 		got <- nil
 	}()
-	if err := w.write(slow, c, 400*time.Millisecond); err != nil {
+	if err := w.write(slow, c, 1500*time.Millisecond); err != nil {
 		t.Fatalf("write to a slow but steady peer: %v", err)
 	}
 	<-got
