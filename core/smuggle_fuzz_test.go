@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"goha/core/config"
 	"goha/core/diag"
@@ -112,7 +113,7 @@ var smuggleHoles = []struct {
 
 // startSmuggleProxy runs goha in-process with smuggleRules in front of
 // origin and returns its address.
-func startSmuggleProxy(t testing.TB, origin string) string {
+func startSmuggleProxy(t testing.TB, origin string) (string, *Process) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -152,7 +153,24 @@ func startSmuggleProxy(t testing.TB, origin string) string {
 			running.Delete(p)
 		}
 	})
-	return proc.Listeners(cfg.FindProxy("fe", CapFE))[0].String()
+	return proc.Listeners(cfg.FindProxy("fe", CapFE))[0].String(), proc
+}
+
+// settleSmuggle waits until proc serves no client connection. Processes
+// come and go by the thousand in a fuzz worker, and a port an origin
+// listened on is soon another's: a stream still running after its
+// iteration could reach the next one's origin.
+func settleSmuggle(t testing.TB, proc *Process) {
+	done := make(chan struct{})
+	go func() {
+		proc.streams.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(smuggleDeadline):
+		t.Errorf("a stream is still running after its clients have gone")
+	}
 }
 
 // FuzzSmuggle sends a fuzzed request stream through goha from two clients
@@ -171,6 +189,7 @@ func FuzzSmuggle(f *testing.F) {
 		}
 		o := newSmuggleOrigin(t)
 		defer o.close()
-		runSmuggle(t, startSmuggleProxy(t, o.addr()), o, a, b)
+		addr, proc := startSmuggleProxy(t, o.addr())
+		runSmuggle(t, addr, o, a, b, func() { settleSmuggle(t, proc) })
 	})
 }
