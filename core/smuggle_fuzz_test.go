@@ -138,6 +138,12 @@ func startSmuggleProxy(t testing.TB, origin string) (string, *Process) {
 		f.Close()
 		t.Fatal(err)
 	}
+	// Run sets proc.idle after its accept loops have started, and a
+	// connection's goroutine reads it with nothing ordering the two.
+	// The accept loop counts each connection with an atomic add after
+	// Accept, so an add here orders Run's writes before the first
+	// connection is served.
+	proc.curConns.Add(0)
 	// Stop leaves what a process exit frees: the idle server
 	// connections and the proxies' entries in running. A fuzz worker
 	// runs many processes, so these go here.
@@ -161,15 +167,13 @@ func startSmuggleProxy(t testing.TB, origin string) (string, *Process) {
 // listened on is soon another's: a stream still running after its
 // iteration could reach the next one's origin.
 func settleSmuggle(t testing.TB, proc *Process) {
-	done := make(chan struct{})
-	go func() {
-		proc.streams.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(smuggleDeadline):
-		t.Errorf("a stream is still running after its clients have gone")
+	// curConns rather than streams: a WaitGroup may not be waited on
+	// while the accept loop can still add to it.
+	for end := time.Now().Add(smuggleDeadline); proc.curConns.Load() > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Errorf("a stream is still running after its clients have gone")
+			return
+		}
 	}
 }
 
