@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"goha/core/config"
 	"goha/core/diag"
@@ -112,7 +113,7 @@ var smuggleHoles = []struct {
 
 // startSmuggleProxy runs goha in-process with smuggleRules in front of
 // origin and returns its address.
-func startSmuggleProxy(t testing.TB, origin string) string {
+func startSmuggleProxy(t testing.TB, origin string) (string, *Process) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -137,6 +138,12 @@ func startSmuggleProxy(t testing.TB, origin string) string {
 		f.Close()
 		t.Fatal(err)
 	}
+	// Run sets proc.idle after its accept loops have started, and a
+	// connection's goroutine reads it with nothing ordering the two.
+	// The accept loop counts each connection with an atomic add after
+	// Accept, so an add here orders Run's writes before the first
+	// connection is served.
+	proc.curConns.Add(0)
 	// Stop leaves what a process exit frees: the idle server
 	// connections and the proxies' entries in running. A fuzz worker
 	// runs many processes, so these go here.
@@ -152,7 +159,22 @@ func startSmuggleProxy(t testing.TB, origin string) string {
 			running.Delete(p)
 		}
 	})
-	return proc.Listeners(cfg.FindProxy("fe", CapFE))[0].String()
+	return proc.Listeners(cfg.FindProxy("fe", CapFE))[0].String(), proc
+}
+
+// settleSmuggle waits until proc serves no client connection. Processes
+// come and go by the thousand in a fuzz worker, and a port an origin
+// listened on is soon another's: a stream still running after its
+// iteration could reach the next one's origin.
+func settleSmuggle(t testing.TB, proc *Process) {
+	// curConns rather than streams: a WaitGroup may not be waited on
+	// while the accept loop can still add to it.
+	for end := time.Now().Add(smuggleDeadline); proc.curConns.Load() > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Errorf("a stream is still running after its clients have gone")
+			return
+		}
+	}
 }
 
 // FuzzSmuggle sends a fuzzed request stream through goha from two clients
@@ -171,6 +193,7 @@ func FuzzSmuggle(f *testing.F) {
 		}
 		o := newSmuggleOrigin(t)
 		defer o.close()
-		runSmuggle(t, startSmuggleProxy(t, o.addr()), o, a, b)
+		addr, proc := startSmuggleProxy(t, o.addr())
+		runSmuggle(t, addr, o, a, b, func() { settleSmuggle(t, proc) })
 	})
 }

@@ -41,7 +41,7 @@ func TestSmuggleSeedsHAProxy(t *testing.T) {
 			a, b := smuggleSplit(data)
 			o := newSmuggleOrigin(t)
 			defer o.close()
-			runSmuggle(t, startSmuggleHAProxy(t, bin, o.addr()), o, a, b)
+			runSmuggle(t, startSmuggleHAProxy(t, bin, o.addr()), o, a, b, nil)
 		})
 	}
 }

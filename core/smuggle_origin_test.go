@@ -401,8 +401,10 @@ func smuggleSend(proxy, src string, data []byte, sent chan<- struct{}) smuggleRe
 }
 
 // runSmuggle sends a to the proxy from the first client, then b from the
-// second while the first still reads, and checks the invariants.
-func runSmuggle(t testing.TB, proxy string, o *smuggleOrigin, a, b []byte) {
+// second while the first still reads, and checks the invariants. settle,
+// when set, returns once the proxy has nothing left in flight, so that
+// what the origin records is this exchange's alone.
+func runSmuggle(t testing.TB, proxy string, o *smuggleOrigin, a, b []byte, settle func()) {
 	t.Helper()
 	var res [2]smuggleResult
 	var wg sync.WaitGroup
@@ -416,6 +418,9 @@ func runSmuggle(t testing.TB, proxy string, o *smuggleOrigin, a, b []byte) {
 		<-sent
 	}
 	wg.Wait()
+	if settle != nil {
+		settle()
+	}
 	checkSmuggle(t, o, res)
 }
 
