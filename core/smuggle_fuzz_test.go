@@ -138,12 +138,6 @@ func startSmuggleProxy(t testing.TB, origin string) (string, *Process) {
 		f.Close()
 		t.Fatal(err)
 	}
-	// Run sets proc.idle after its accept loops have started, and a
-	// connection's goroutine reads it with nothing ordering the two.
-	// The accept loop counts each connection with an atomic add after
-	// Accept, so an add here orders Run's writes before the first
-	// connection is served.
-	proc.curConns.Add(0)
 	// Stop leaves what a process exit frees: the idle server
 	// connections and the proxies' entries in running. A fuzz worker
 	// runs many processes, so these go here.
