@@ -2,6 +2,8 @@ package core
 
 import (
 	"fmt"
+
+	"goha/core/diag"
 	"net"
 	"strconv"
 	"strings"
@@ -20,16 +22,65 @@ var bindParamArgs = map[string]int{
 	"level": 1, "severity-output": 1, "interface": 1, "namespace": 1, "mss": 1,
 	"tcp-ut": 1, "proto": 1, "nice": 1, "tls-ticket-keys": 1, "expose-fd": 1,
 	"ca-sign-file": 1, "ca-sign-pass": 1, "sigalgs": 1, "client-sigalgs": 1,
-	"ca-verify-file": 1, "label": 1,
+	"ca-verify-file": 1, "label": 1, "accept-netscaler-cip": 1,
 }
 
 var bindFlags = map[string]bool{
 	"ssl": true, "v4v6": true, "v6only": true, "transparent": true, "defer-accept": true,
-	"accept-proxy": true, "accept-netscaler-cip": false, "tfo": true, "strict-sni": true,
+	"accept-proxy": true, "tfo": true, "strict-sni": true,
 	"no-sslv3": true, "no-tlsv10": true, "no-tlsv11": true, "no-tlsv12": true, "no-tlsv13": true,
+	"force-sslv3": true, "force-tlsv10": true, "force-tlsv11": true,
 	"force-tlsv12": true, "force-tlsv13": true, "prefer-client-ciphers": true, "allow-0rtt": true,
 	"no-ca-names": true, "generate-certificates": true, "quic-force-retry": true,
 	"no-tls-tickets": true, "ssl-reuse": true,
+}
+
+// bindGaps are the bind parameters goha knows but does not implement; the
+// others have an effect (core/listen.go, core/tls.go).
+var bindGaps = map[string]Gap{
+	// What the client is, says, or may negotiate would differ.
+	"accept-proxy": Refused, "accept-netscaler-cip": Refused, "transparent": Refused,
+	"namespace": Refused, "npn": Refused, "strict-sni": Refused, "crl-file": Refused,
+	"generate-certificates": Refused, "tls-ticket-keys": Refused, "ca-sign-file": Refused,
+	"ca-sign-pass": Refused, "sigalgs": Refused, "client-sigalgs": Refused,
+	"ca-verify-file": Refused, "no-ca-names": Refused, "force-sslv3": Refused,
+	// Tuning, identifiers, or settings only a CLI socket reads.
+	"id": Warned, "thread": Warned, "label": Warned, "nice": Warned, "defer-accept": Warned,
+	"tfo": Warned, "mss": Warned, "tcp-ut": Warned, "ssl-reuse": Warned,
+	"level": Warned, "severity-output": Warned, "expose-fd": Warned, "quic-force-retry": Warned,
+	// Go's server always takes its own cipher order, does no 0-RTT (the
+	// client then sends its request after the handshake), and does not let
+	// a program choose TLS 1.3 suites.
+	"prefer-client-ciphers": Warned, "allow-0rtt": Warned, "ciphersuites": Warned,
+	"curves": Warned, "ecdhe": Warned,
+}
+
+// bindParam returns the value of the last param kw of a bind line, or "".
+func bindParam(b *Bind, kw string) string {
+	v := ""
+	for i := 0; i+1 < len(b.Args); i++ {
+		if n, ok := bindParamArgs[b.Args[i]]; ok {
+			if b.Args[i] == kw {
+				v = b.Args[i+1]
+			}
+			i += n
+		}
+	}
+	return v
+}
+
+// bindFlag says whether a bind line has the flag kw.
+func bindFlag(b *Bind, kw string) bool {
+	for i := 0; i < len(b.Args); i++ {
+		if n, ok := bindParamArgs[b.Args[i]]; ok {
+			i += n
+			continue
+		}
+		if b.Args[i] == kw {
+			return true
+		}
+	}
+	return false
 }
 
 // unknownBindParam returns the first word of a bind line's parameters
@@ -71,7 +122,14 @@ func parseBind(c *kwCtx, args []string) error {
 				return errf("'bind %s' : missing value for '%s' option.", args[0], kw)
 			}
 			v := rest[i+1]
+			if err := bindGap(c, args[0], kw); err != nil {
+				return err
+			}
 			switch kw {
+			case "proto":
+				if v != "h1" {
+					return errf("'bind %s' : '%s %s' is not supported by goha.", args[0], kw, v)
+				}
 			case "process":
 				c.b.d.Warnf(c.pos, "'bind %s' in section '%s' : %s", args[0], c.sec.Kind, processDeprecated(v))
 			case "maxconn":
@@ -93,6 +151,9 @@ func parseBind(c *kwCtx, args []string) error {
 			continue
 		}
 		if bindFlags[kw] {
+			if err := bindGap(c, args[0], kw); err != nil {
+				return err
+			}
 			continue
 		}
 		return errf("'bind %s' unknown keyword '%s'.", args[0], kw)
@@ -100,6 +161,20 @@ func parseBind(c *kwCtx, args []string) error {
 	b.Args = rest
 	c.p.Binds = append(c.p.Binds, b)
 	return nil
+}
+
+// bindGap reports a bind parameter goha does not implement: a refused one
+// is returned, a warned one is reported here and the line goes on.
+func bindGap(c *kwCtx, addr, kw string) error {
+	err := bindGaps[kw].err(kw)
+	if err == nil {
+		return nil
+	}
+	if w, ok := err.(*diag.Warn); ok {
+		c.b.d.Warnf(c.pos, "'bind %s' : %s", addr, w.Msg)
+		return nil
+	}
+	return errf("'bind %s' : %v", addr, err)
 }
 
 // ExpandBindAddr turns a bind address into one or more listen addresses,

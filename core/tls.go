@@ -303,11 +303,17 @@ func bindHasSSL(b *Bind) bool {
 	return false
 }
 
+var bindTLSVersions = map[string]uint16{
+	"tlsv10": tls.VersionTLS10, "tlsv11": tls.VersionTLS11,
+	"tlsv12": tls.VersionTLS12, "tlsv13": tls.VersionTLS13,
+}
+
 // buildBindTLS builds the server-side TLS configuration of a bind line.
 func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
 	args := append(append([]string(nil), g.SSLDefaultBindOptions...), b.Args...)
 	var crts []string
+	disabled := map[uint16]bool{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		val := func() string {
@@ -368,7 +374,28 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 				return nil, err
 			}
 			c.CipherSuites = ids
+		case "no-tls-tickets":
+			c.SessionTicketsDisabled = true
+		case "no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13":
+			disabled[bindTLSVersions[a[3:]]] = true
+		case "force-tlsv10", "force-tlsv11", "force-tlsv12", "force-tlsv13":
+			v := bindTLSVersions[a[6:]]
+			c.MinVersion, c.MaxVersion = v, v
+		default:
+			if _, ok := bindParamArgs[a]; ok {
+				i++
+			}
 		}
+	}
+	// Go takes a range of versions: disabling one at either end narrows it.
+	for c.MinVersion <= c.MaxVersion && disabled[c.MinVersion] {
+		c.MinVersion++
+	}
+	for c.MaxVersion >= c.MinVersion && disabled[c.MaxVersion] {
+		c.MaxVersion--
+	}
+	if c.MinVersion > c.MaxVersion {
+		return nil, fmt.Errorf("all SSL/TLS versions are disabled")
 	}
 	if g.SSLDefaultBindCiphers != "" && c.CipherSuites == nil {
 		if ids, err := cipherIDs(g.SSLDefaultBindCiphers); err == nil {
