@@ -52,7 +52,6 @@ var bindGaps = map[string]Gap{
 	// client then sends its request after the handshake), and does not let
 	// a program choose TLS 1.3 suites.
 	"prefer-client-ciphers": Warned, "allow-0rtt": Warned, "ciphersuites": Warned,
-	"curves": Warned, "ecdhe": Warned,
 }
 
 // bindParam returns the value of the last param kw of a bind line, or "".

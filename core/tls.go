@@ -308,6 +308,26 @@ var bindTLSVersions = map[string]uint16{
 	"tlsv12": tls.VersionTLS12, "tlsv13": tls.VersionTLS13,
 }
 
+// curveIDs reads an OpenSSL curves list ("X25519:P-256") as Go's curves.
+func curveIDs(list string) ([]tls.CurveID, error) {
+	var out []tls.CurveID
+	for _, n := range strings.Split(list, ":") {
+		switch n {
+		case "X25519", "x25519":
+			out = append(out, tls.X25519)
+		case "P-256", "prime256v1", "secp256r1":
+			out = append(out, tls.CurveP256)
+		case "P-384", "secp384r1":
+			out = append(out, tls.CurveP384)
+		case "P-521", "secp521r1":
+			out = append(out, tls.CurveP521)
+		default:
+			return nil, fmt.Errorf("unable to set SSL curves list to '%s'", list)
+		}
+	}
+	return out, nil
+}
+
 // buildBindTLS builds the server-side TLS configuration of a bind line.
 func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
@@ -374,6 +394,12 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 				return nil, err
 			}
 			c.CipherSuites = ids
+		case "curves", "ecdhe":
+			ids, err := curveIDs(val())
+			if err != nil {
+				return nil, err
+			}
+			c.CurvePreferences = ids
 		case "no-tls-tickets":
 			c.SessionTicketsDisabled = true
 		case "no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13":
