@@ -1,0 +1,100 @@
+package tls
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"testing"
+
+	"goha/regtests/internal/harness"
+)
+
+// TestBindTLSOptions runs the bind parameters that choose what a TLS client
+// may negotiate on goha and HAProxy: each must offer the same versions and
+// curves, and hand out session tickets only where the bind allows them.
+func TestBindTLSOptions(t *testing.T) {
+	p := newPKI(t)
+	crt, _ := p.issue(t, "a.test")
+	cfg := fmt.Sprintf(`
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind "fd@${plain}" ssl crt %[1]s
+    bind "fd@${force12}" ssl crt %[1]s force-tlsv12
+    bind "fd@${no13}" ssl crt %[1]s no-tlsv13
+    bind "fd@${no12}" ssl crt %[1]s no-tlsv12
+    bind "fd@${p384}" ssl crt %[1]s curves P-384
+    bind "fd@${notickets}" ssl crt %[1]s no-tls-tickets
+    http-request return status 200 content-type text/plain string ok
+`, crt)
+	roots := x509.NewCertPool()
+	roots.AddCert(p.ca)
+	client := func(mod func(c *tls.Config)) *tls.Config {
+		c := &tls.Config{ServerName: "a.test", RootCAs: roots}
+		if mod != nil {
+			mod(c)
+		}
+		return c
+	}
+	// dial handshakes, makes one request so that a TLS 1.3 ticket arrives,
+	// and returns the version and whether the session was resumed.
+	dial := func(addr string, c *tls.Config) (uint16, bool, error) {
+		conn, err := tls.Dial("tcp", addr, c)
+		if err != nil {
+			return 0, false, err
+		}
+		defer conn.Close()
+		io.WriteString(conn, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+		io.ReadAll(conn)
+		st := conn.ConnectionState()
+		return st.Version, st.DidResume, nil
+	}
+	tls12 := func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 }
+	for name, prog := range proxies(t) {
+		h := harness.Start(t, prog, cfg, "plain", "force12", "no13", "no12", "p384", "notickets")
+		for _, tc := range []struct {
+			bind string
+			mod  func(c *tls.Config)
+			want uint16 // 0: the handshake must fail
+		}{
+			{"plain", nil, tls.VersionTLS13},
+			{"force12", nil, tls.VersionTLS12},
+			{"no13", nil, tls.VersionTLS12},
+			{"no12", nil, tls.VersionTLS13},
+			{"no12", tls12, 0},
+			{"p384", func(c *tls.Config) { c.CurvePreferences = []tls.CurveID{tls.CurveP384} }, tls.VersionTLS13},
+			{"p384", func(c *tls.Config) {
+				c.CurvePreferences = []tls.CurveID{tls.X25519}
+				c.MaxVersion = tls.VersionTLS12 // no TLS 1.3 key share retry: one curve, refused
+			}, 0},
+		} {
+			v, _, err := dial(h.Addrs[tc.bind], client(tc.mod))
+			switch {
+			case tc.want == 0 && err == nil:
+				t.Errorf("%s %s: handshake succeeded with %s, want a failure", name, tc.bind, tls.VersionName(v))
+			case tc.want != 0 && err != nil:
+				t.Errorf("%s %s: %v, want %s", name, tc.bind, err, tls.VersionName(tc.want))
+			case tc.want != 0 && v != tc.want:
+				t.Errorf("%s %s: %s, want %s", name, tc.bind, tls.VersionName(v), tls.VersionName(tc.want))
+			}
+		}
+		// TLS 1.2 resumption rides on tickets for a Go client: without
+		// them the second handshake is a full one.
+		for bind, want := range map[string]bool{"plain": true, "notickets": false} {
+			c := client(tls12)
+			c.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+			if _, _, err := dial(h.Addrs[bind], c); err != nil {
+				t.Fatalf("%s %s: %v", name, bind, err)
+			}
+			_, resumed, err := dial(h.Addrs[bind], c)
+			if err != nil || resumed != want {
+				t.Errorf("%s %s: resumed %v (%v), want %v", name, bind, resumed, err, want)
+			}
+		}
+		h.Stop()
+	}
+}
