@@ -1,3 +1,5 @@
+//go:build regtest
+
 package tls
 
 import (
