@@ -5,6 +5,7 @@ import (
 
 	"goha/core/diag"
 	"net"
+	"os/user"
 	"strconv"
 	"strings"
 )
@@ -66,6 +67,16 @@ func bindParam(b *Bind, kw string) string {
 		}
 	}
 	return v
+}
+
+// atoiPrefix reads the leading digits of s as C's atol does: "12x" is 12,
+// "x" is 0.
+func atoiPrefix(s string) int {
+	n := 0
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
 }
 
 // bindFlag says whether a bind line has the flag kw.
@@ -145,6 +156,18 @@ func parseBind(c *kwCtx, args []string) error {
 				b.Backlog = m
 			case "name":
 				b.Name = v
+			case "mode":
+				if _, err := strconv.ParseUint(v, 8, 32); err != nil {
+					return errf("'bind %s' in section '%s' : 'mode' : missing or invalid mode '%s' (octal integer expected)", args[0], c.sec.Kind, v)
+				}
+			case "user":
+				if _, err := user.Lookup(v); err != nil {
+					return errf("'bind %s' in section '%s' : 'user' : unknown user name '%s'", args[0], c.sec.Kind, v)
+				}
+			case "group":
+				if _, err := user.LookupGroup(v); err != nil {
+					return errf("'bind %s' in section '%s' : 'group' : unknown group name '%s'", args[0], c.sec.Kind, v)
+				}
 			}
 			i += n
 			continue

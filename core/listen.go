@@ -137,7 +137,8 @@ func bindControl(b *Bind) func(network, address string, c syscall.RawConn) error
 }
 
 // unixBindPerms gives a unix socket the mode and owner its bind line asks
-// for, as HAProxy does after creating it.
+// for, as HAProxy does after creating it. parseBind has checked the mode
+// and names; uid and gid are read as HAProxy reads them, leading digits.
 func unixBindPerms(b *Bind, path string) error {
 	if m := bindParam(b, "mode"); m != "" {
 		mode, err := strconv.ParseUint(m, 8, 32)
@@ -150,11 +151,7 @@ func unixBindPerms(b *Bind, path string) error {
 	}
 	uid, gid := -1, -1
 	if v := bindParam(b, "uid"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("invalid uid '%s'", v)
-		}
-		uid = n
+		uid = atoiPrefix(v)
 	}
 	if v := bindParam(b, "user"); v != "" {
 		u, err := user.Lookup(v)
@@ -164,11 +161,7 @@ func unixBindPerms(b *Bind, path string) error {
 		uid, _ = strconv.Atoi(u.Uid)
 	}
 	if v := bindParam(b, "gid"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("invalid gid '%s'", v)
-		}
-		gid = n
+		gid = atoiPrefix(v)
 	}
 	if v := bindParam(b, "group"); v != "" {
 		g, err := user.LookupGroup(v)
