@@ -334,6 +334,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	args := append(append([]string(nil), g.SSLDefaultBindOptions...), b.Args...)
 	var crts []string
 	disabled := map[uint16]bool{}
+	strictSNI := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		val := func() string {
@@ -402,6 +403,8 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			c.CurvePreferences = ids
 		case "no-tls-tickets":
 			c.SessionTicketsDisabled = true
+		case "strict-sni":
+			strictSNI = true
 		case "no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13":
 			disabled[bindTLSVersions[a[3:]]] = true
 		case "force-tlsv10", "force-tlsv11", "force-tlsv12", "force-tlsv13":
@@ -457,6 +460,21 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	}
 	// The first certificate is the default; Go picks among the others by
 	// the client's SNI against each leaf's names.
+	if strictSNI {
+		// No default: a client must name a host one certificate is for.
+		certs := c.Certificates
+		c.Certificates = nil
+		c.GetCertificate = func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if h.ServerName != "" {
+				for i := range certs {
+					if h.SupportsCertificate(&certs[i]) == nil {
+						return &certs[i], nil
+					}
+				}
+			}
+			return nil, fmt.Errorf("no certificate for server name '%s' (strict-sni)", h.ServerName)
+		}
+	}
 	return c, nil
 }
 

@@ -100,3 +100,47 @@ frontend fe
 		h.Stop()
 	}
 }
+
+// TestBindStrictSNI checks that a strict-sni bind serves only clients that
+// name a host one of its certificates is for, where a plain bind falls
+// back to its first certificate.
+func TestBindStrictSNI(t *testing.T) {
+	p := newPKI(t)
+	crtA, _ := p.issue(t, "a.test")
+	crtB, _ := p.issue(t, "b.test")
+	cfg := fmt.Sprintf(`
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind "fd@${strict}" ssl crt %[1]s crt %[2]s strict-sni
+    bind "fd@${plain}" ssl crt %[1]s crt %[2]s
+    http-request return status 200 content-type text/plain string ok
+`, crtA, crtB)
+	for name, prog := range proxies(t) {
+		h := harness.Start(t, prog, cfg, "strict", "plain")
+		for _, tc := range []struct {
+			bind, sni string
+			ok        bool
+		}{
+			{"strict", "a.test", true},
+			{"strict", "b.test", true},
+			{"strict", "other.test", false},
+			{"strict", "", false},
+			{"plain", "other.test", true},
+			{"plain", "", true},
+		} {
+			// The name is checked by the proxy, not by this client.
+			conn, err := tls.Dial("tcp", h.Addrs[tc.bind], &tls.Config{ServerName: tc.sni, InsecureSkipVerify: true})
+			if err == nil {
+				conn.Close()
+			}
+			if (err == nil) != tc.ok {
+				t.Errorf("%s %s with SNI %q: handshake error %v, want success %v", name, tc.bind, tc.sni, err, tc.ok)
+			}
+		}
+		h.Stop()
+	}
+}
