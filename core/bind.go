@@ -41,7 +41,7 @@ var bindFlags = map[string]bool{
 var bindGaps = map[string]Gap{
 	// What the client is, says, or may negotiate would differ.
 	"accept-proxy": Refused, "accept-netscaler-cip": Refused, "transparent": Refused,
-	"namespace": Refused, "npn": Refused, "crl-file": Refused,
+	"namespace": Refused, "npn": Refused,
 	"generate-certificates": Refused, "tls-ticket-keys": Refused, "ca-sign-file": Refused,
 	"ca-sign-pass": Refused, "sigalgs": Refused, "client-sigalgs": Refused,
 	"ca-verify-file": Refused, "no-ca-names": Refused, "force-sslv3": Refused,

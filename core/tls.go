@@ -1,8 +1,10 @@
 package core
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -328,6 +330,76 @@ func curveIDs(list string) ([]tls.CurveID, error) {
 	return out, nil
 }
 
+// loadCRLs reads the certificate revocation lists of a PEM file.
+func loadCRLs(path string) ([]*x509.RevocationList, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("unable to load CRL file '%s'", path)
+	}
+	var out []*x509.RevocationList
+	for {
+		var blk *pem.Block
+		blk, data = pem.Decode(data)
+		if blk == nil {
+			break
+		}
+		if blk.Type != "X509 CRL" {
+			continue
+		}
+		l, err := x509.ParseRevocationList(blk.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("unable to load CRL file '%s': %v", path, err)
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("unable to load CRL file '%s'", path)
+	}
+	return out, nil
+}
+
+// checkCRLs verifies a client's chain against crls as OpenSSL does with
+// every certificate checked (what HAProxy asks of it): each certificate of
+// the chain, the CA's own included, needs a current CRL from its issuer
+// that does not list it.
+func checkCRLs(crls []*x509.RevocationList) func([][]byte, [][]*x509.Certificate) error {
+	return func(_ [][]byte, chains [][]*x509.Certificate) error {
+		var last error
+		for _, chain := range chains {
+			if last = chainRevoked(crls, chain); last == nil {
+				return nil
+			}
+		}
+		return last
+	}
+}
+
+func chainRevoked(crls []*x509.RevocationList, chain []*x509.Certificate) error {
+	now := time.Now()
+	for i, cert := range chain {
+		issuer := chain[min(i+1, len(chain)-1)]
+		var crl *x509.RevocationList
+		for _, l := range crls {
+			if bytes.Equal(l.RawIssuer, cert.RawIssuer) && l.CheckSignatureFrom(issuer) == nil {
+				crl = l
+				break
+			}
+		}
+		if crl == nil {
+			return fmt.Errorf("unable to get certificate CRL for '%s'", cert.Subject)
+		}
+		if !crl.NextUpdate.IsZero() && now.After(crl.NextUpdate) {
+			return fmt.Errorf("CRL has expired for '%s'", cert.Subject)
+		}
+		for _, e := range crl.RevokedCertificateEntries {
+			if e.SerialNumber.Cmp(cert.SerialNumber) == 0 {
+				return fmt.Errorf("certificate revoked: '%s'", cert.Subject)
+			}
+		}
+	}
+	return nil
+}
+
 // buildBindTLS builds the server-side TLS configuration of a bind line.
 func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
@@ -335,6 +407,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	var crts []string
 	disabled := map[uint16]bool{}
 	strictSNI := false
+	var crls []*x509.RevocationList
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		val := func() string {
@@ -405,6 +478,13 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			c.SessionTicketsDisabled = true
 		case "strict-sni":
 			strictSNI = true
+		case "crl-file":
+			path := val()
+			l, err := loadCRLs(path)
+			if err != nil {
+				return nil, err
+			}
+			crls = append(crls, l...)
 		case "no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13":
 			disabled[bindTLSVersions[a[3:]]] = true
 		case "force-tlsv10", "force-tlsv11", "force-tlsv12", "force-tlsv13":
@@ -460,6 +540,9 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	}
 	// The first certificate is the default; Go picks among the others by
 	// the client's SNI against each leaf's names.
+	if crls != nil {
+		c.VerifyPeerCertificate = checkCRLs(crls)
+	}
 	if strictSNI {
 		// No default: a client must name a host one certificate is for.
 		certs := c.Certificates

@@ -3,11 +3,18 @@
 package tls
 
 import (
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"goha/regtests/internal/harness"
 )
@@ -139,6 +146,81 @@ frontend fe
 			}
 			if (err == nil) != tc.ok {
 				t.Errorf("%s %s with SNI %q: handshake error %v, want success %v", name, tc.bind, tc.sni, err, tc.ok)
+			}
+		}
+		h.Stop()
+	}
+}
+
+// writeCRL writes a CRL of p's CA that revokes certs, and returns its path.
+func (p *pki) writeCRL(t *testing.T, name string, certs ...tls.Certificate) string {
+	var revoked []x509.RevocationListEntry
+	for _, c := range certs {
+		revoked = append(revoked, x509.RevocationListEntry{SerialNumber: c.Leaf.SerialNumber, RevocationTime: time.Now().Add(-time.Minute)})
+	}
+	der, err := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{
+		Number: big.NewInt(1), ThisUpdate: time.Now().Add(-time.Hour), NextUpdate: time.Now().Add(24 * time.Hour),
+		RevokedCertificateEntries: revoked,
+	}, p.ca, p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(p.dir, name)
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestBindCRLFile checks that a bind with crl-file refuses a client whose
+// certificate its CA revoked, serves the others, and refuses everyone
+// when the file holds no CRL of the clients' CA.
+func TestBindCRLFile(t *testing.T) {
+	p := newPKI(t)
+	srv, _ := p.issue(t, "a.test")
+	_, good := p.issue(t, "good.client")
+	_, bad := p.issue(t, "revoked.client")
+	crl := p.writeCRL(t, "ca.crl", bad)
+	other := newPKI(t)
+	otherCRL := other.writeCRL(t, "other.crl")
+	cfg := fmt.Sprintf(`
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind "fd@${crl}" ssl crt %[1]s verify required ca-file %[2]s crl-file %[3]s
+    bind "fd@${othercrl}" ssl crt %[1]s verify required ca-file %[2]s crl-file %[4]s
+    http-request return status 200 content-type text/plain string ok
+`, srv, p.caFile, crl, otherCRL)
+	roots := x509.NewCertPool()
+	roots.AddCert(p.ca)
+	// served says whether a request with client certificate c is answered:
+	// with TLS 1.3 a refused certificate shows only after the handshake.
+	served := func(addr string, c tls.Certificate) bool {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{ServerName: "a.test", RootCAs: roots, Certificates: []tls.Certificate{c}})
+		if err != nil {
+			return false
+		}
+		defer conn.Close()
+		io.WriteString(conn, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+		b, _ := io.ReadAll(conn)
+		return strings.HasSuffix(string(b), "ok")
+	}
+	for name, prog := range proxies(t) {
+		h := harness.Start(t, prog, cfg, "crl", "othercrl")
+		for _, tc := range []struct {
+			bind, client string
+			cert         tls.Certificate
+			want         bool
+		}{
+			{"crl", "good", good, true},
+			{"crl", "revoked", bad, false},
+			{"othercrl", "good", good, false},
+		} {
+			if got := served(h.Addrs[tc.bind], tc.cert); got != tc.want {
+				t.Errorf("%s %s: %s client served %v, want %v", name, tc.bind, tc.client, got, tc.want)
 			}
 		}
 		h.Stop()
