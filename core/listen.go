@@ -376,6 +376,20 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
+	if bindFlag(l.bind, "accept-proxy") {
+		// The header comes before anything else, TLS included, and must
+		// arrive within the client timeout.
+		if t := fe.Timeouts.Client; t > 0 {
+			c.SetReadDeadline(now.Add(t))
+		}
+		pc, err := readProxyHeader(c)
+		if err != nil {
+			proc.endConn(&connState{l: l, c: c, shard: shard, start: now})
+			return
+		}
+		c.SetReadDeadline(time.Time{})
+		c = pc
+	}
 	if l.bind.tls != nil {
 		c = tls.Server(c, l.bind.tls)
 	}
