@@ -290,6 +290,9 @@ func checkTLS(b *builder) {
 					b.d.Alertf(bd.Pos, "'bind %s' : %v", bd.Addr, err)
 					continue
 				}
+				if withoutH2(cfg) {
+					b.d.Warnf(bd.Pos, "'bind %s' : 'alpn' : HTTP/2 is not supported by goha; 'h2' is not offered and clients speak HTTP/1.1.", bd.Addr)
+				}
 				bd.tls = cfg
 			}
 		}
@@ -398,6 +401,23 @@ func chainRevoked(crls []*x509.RevocationList, chain []*x509.Certificate) error 
 		}
 	}
 	return nil
+}
+
+// withoutH2 takes h2 out of a bind's ALPN protocols and says whether it
+// was there: a client that agreed on h2 would send HTTP/2 frames to an
+// HTTP/1 parser, while without it the client falls back to HTTP/1.1.
+func withoutH2(c *tls.Config) bool {
+	found := false
+	protos := c.NextProtos[:0:0]
+	for _, p := range c.NextProtos {
+		if p == "h2" {
+			found = true
+			continue
+		}
+		protos = append(protos, p)
+	}
+	c.NextProtos = protos
+	return found
 }
 
 // buildBindTLS builds the server-side TLS configuration of a bind line.

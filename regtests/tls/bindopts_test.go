@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"goha/regtests/internal/bin"
 	"goha/regtests/internal/harness"
 )
 
@@ -224,5 +225,41 @@ frontend fe
 			}
 		}
 		h.Stop()
+	}
+}
+
+// TestBindALPNWithoutH2 checks that a bind whose alpn offers h2 does not
+// agree on it with goha, which speaks only HTTP/1: a browser-like client
+// falls back to HTTP/1.1 and is served, and the configuration says so.
+func TestBindALPNWithoutH2(t *testing.T) {
+	p := newPKI(t)
+	crt, _ := p.issue(t, "a.test")
+	cfg := fmt.Sprintf(`
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind "fd@${fe}" ssl crt %s alpn h2,http/1.1
+    http-request return status 200 content-type text/plain string ok
+`, crt)
+	h := harness.Start(t, bin.Path(t, "goha"), cfg, "fe")
+	roots := x509.NewCertPool()
+	roots.AddCert(p.ca)
+	conn, err := tls.Dial("tcp", h.Addrs["fe"], &tls.Config{ServerName: "a.test", RootCAs: roots, NextProtos: []string{"h2", "http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if got := conn.ConnectionState().NegotiatedProtocol; got != "http/1.1" {
+		t.Errorf("negotiated %q, want http/1.1", got)
+	}
+	io.WriteString(conn, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+	if b, _ := io.ReadAll(conn); !strings.HasSuffix(string(b), "ok") {
+		t.Errorf("reply %q", b)
+	}
+	if !strings.Contains(h.Output(), "HTTP/2 is not supported by goha") {
+		t.Errorf("no warning about h2:\n%s", h.Output())
 	}
 }
