@@ -4,6 +4,7 @@ package proxy
 
 import (
 	"encoding/binary"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -81,6 +82,43 @@ backend be
 			}
 			if len(seen) != 0 {
 				t.Errorf("a connection without a valid header reached the server: %q", <-seen)
+			}
+			h.Stop()
+		})
+	}
+}
+
+// TestAcceptProxyTCP checks that in tcp mode the bytes after a PROXY
+// header, sent with it, reach the server intact, and that the client's
+// end of stream still reaches it too.
+func TestAcceptProxyTCP(t *testing.T) {
+	echo := harness.TCPServer(t, func(c net.Conn) {
+		defer c.Close()
+		io.Copy(c, c)
+	})
+	for name, prog := range map[string]string{"goha": bin.Path(t, "goha"), "haproxy": bin.HAProxy(t)} {
+		t.Run(name, func(t *testing.T) {
+			h := harness.Start(t, prog, `
+defaults
+    mode tcp
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+listen l
+    bind "fd@${l}" accept-proxy
+    server s1 `+echo+`
+`, "l")
+			c, err := net.Dial("tcp", h.Addrs["l"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(harness.Patience))
+			io.WriteString(c, proxyV2("192.0.2.1", "127.0.0.1", 1000, 80)+"hello, world")
+			c.(*net.TCPConn).CloseWrite()
+			b, err := io.ReadAll(c)
+			if string(b) != "hello, world" {
+				t.Errorf("echoed %q (%v), want %q", b, err, "hello, world")
 			}
 			h.Stop()
 		})
