@@ -125,7 +125,7 @@ func init() {
 		"sni":              sslArg(1),
 		"ciphers":          sslArg(1),
 		"ciphersuites":     sslArg(1),
-		"alpn":             sslArg(1),
+		"alpn":             {Args: 1, Parse: serverALPN},
 		"verifyhost":       sslArg(1),
 		"no-verifyhost":    sslArg(0),
 		"ssl-reuse":        sslArg(0),
@@ -159,6 +159,30 @@ func onlyDefault(ok ...string) func(s *ServerConf, a []string) error {
 		}
 		return fmt.Errorf("'{kw} %s' is not supported by goha.", a[0])
 	}
+}
+
+// serverALPN keeps a server's ALPN list without h2: goha speaks HTTP/1 to
+// servers, and one that agreed on h2 would answer HTTP/1 requests with
+// HTTP/2 frames; without it, the server falls back to HTTP/1.1.
+func serverALPN(s *ServerConf, a []string) error {
+	var keep []string
+	dropped := false
+	for _, p := range strings.Split(a[0], ",") {
+		if p == "h2" {
+			dropped = true
+			continue
+		}
+		keep = append(keep, p)
+	}
+	if len(keep) > 0 {
+		setSSLArg(s, "alpn", strings.Join(keep, ","))
+	} else {
+		delete(s.SSLArgs, "alpn")
+	}
+	if dropped {
+		return diag.Warnf("'alpn' : HTTP/2 is not supported by goha; 'h2' is not offered to the server.")
+	}
+	return nil
 }
 
 func sslArg(n int) serverKeyword {
@@ -249,6 +273,10 @@ func applyServerArgs(sc *ServerConf, name string, args []string, isDefault bool,
 			sc.SSLArgs[kw] = strings.Join(vals, " ")
 		default:
 			if err := k.Parse(sc, vals); err != nil {
+				if w, ok := err.(*diag.Warn); ok {
+					errs = append(errs, w)
+					continue
+				}
 				msg := strings.ReplaceAll(err.Error(), "{kw}", kw)
 				msg = strings.ReplaceAll(msg, "{srv}", name)
 				errs = append(errs, fmt.Errorf("%s", msg))

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -261,5 +262,35 @@ frontend fe
 	}
 	if !strings.Contains(h.Output(), "HTTP/2 is not supported by goha") {
 		t.Errorf("no warning about h2:\n%s", h.Output())
+	}
+}
+
+// TestServerALPNWithoutH2 sends requests through a server line whose alpn
+// offers h2 to an origin that speaks both HTTP/2 and HTTP/1.1: goha, which
+// speaks HTTP/1 only, must not agree on h2, and the requests must be served
+// as by HAProxy.
+func TestServerALPNWithoutH2(t *testing.T) {
+	p := newPKI(t)
+	_, cert := p.issue(t, "origin.test")
+	o := newTLSOrigin(t, cert)
+	cfg := fmt.Sprintf(`
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+listen l
+    bind "fd@${l}"
+    server s1 %s ssl verify none alpn h2,http/1.1
+`, o.addr)
+	for name, prog := range proxies(t) {
+		h := harness.Start(t, prog, cfg, "l")
+		if st, body := harness.Get(t, &http.Client{}, h.Addrs["l"], "/"); st != 200 || body != "TLS 1.3" {
+			t.Errorf("%s: %d %q, want 200 \"TLS 1.3\"\n%s", name, st, body, h.Output())
+		}
+		if name == "goha" && !strings.Contains(h.Output(), "'h2' is not offered to the server") {
+			t.Errorf("goha does not warn about h2:\n%s", h.Output())
+		}
+		h.Stop()
 	}
 }
