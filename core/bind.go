@@ -1,10 +1,19 @@
 package core
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/netip"
+	"os/user"
 	"strconv"
 	"strings"
+
+	"goha/core/diag"
 )
 
 func init() {
@@ -20,16 +29,74 @@ var bindParamArgs = map[string]int{
 	"level": 1, "severity-output": 1, "interface": 1, "namespace": 1, "mss": 1,
 	"tcp-ut": 1, "proto": 1, "nice": 1, "tls-ticket-keys": 1, "expose-fd": 1,
 	"ca-sign-file": 1, "ca-sign-pass": 1, "sigalgs": 1, "client-sigalgs": 1,
-	"ca-verify-file": 1, "label": 1,
+	"ca-verify-file": 1, "label": 1, "accept-netscaler-cip": 1,
 }
 
 var bindFlags = map[string]bool{
 	"ssl": true, "v4v6": true, "v6only": true, "transparent": true, "defer-accept": true,
-	"accept-proxy": true, "accept-netscaler-cip": false, "tfo": true, "strict-sni": true,
+	"accept-proxy": true, "tfo": true, "strict-sni": true,
 	"no-sslv3": true, "no-tlsv10": true, "no-tlsv11": true, "no-tlsv12": true, "no-tlsv13": true,
+	"force-sslv3": true, "force-tlsv10": true, "force-tlsv11": true,
 	"force-tlsv12": true, "force-tlsv13": true, "prefer-client-ciphers": true, "allow-0rtt": true,
 	"no-ca-names": true, "generate-certificates": true, "quic-force-retry": true,
 	"no-tls-tickets": true, "ssl-reuse": true,
+}
+
+// bindGaps are the bind parameters goha knows but does not implement; the
+// others have an effect (core/listen.go, core/tls.go).
+var bindGaps = map[string]Gap{
+	// What the client is, says, or may negotiate would differ.
+	"accept-netscaler-cip": Refused, "transparent": Refused,
+	"namespace": Refused, "npn": Refused,
+	"generate-certificates": Refused, "tls-ticket-keys": Refused, "ca-sign-file": Refused,
+	"ca-sign-pass": Refused, "sigalgs": Refused, "client-sigalgs": Refused,
+	"ca-verify-file": Refused, "no-ca-names": Refused, "force-sslv3": Refused,
+	// Tuning, identifiers, or settings only a CLI socket reads.
+	"id": Warned, "thread": Warned, "label": Warned, "nice": Warned, "defer-accept": Warned,
+	"tfo": Warned, "mss": Warned, "tcp-ut": Warned, "ssl-reuse": Warned,
+	"level": Warned, "severity-output": Warned, "expose-fd": Warned, "quic-force-retry": Warned,
+	// Go's server always takes its own cipher order, does no 0-RTT (the
+	// client then sends its request after the handshake), and does not let
+	// a program choose TLS 1.3 suites.
+	"prefer-client-ciphers": Warned, "allow-0rtt": Warned, "ciphersuites": Warned,
+}
+
+// bindParam returns the value of the last param kw of a bind line, or "".
+func bindParam(b *Bind, kw string) string {
+	v := ""
+	for i := 0; i+1 < len(b.Args); i++ {
+		if n, ok := bindParamArgs[b.Args[i]]; ok {
+			if b.Args[i] == kw {
+				v = b.Args[i+1]
+			}
+			i += n
+		}
+	}
+	return v
+}
+
+// atoiPrefix reads the leading digits of s as C's atol does: "12x" is 12,
+// "x" is 0.
+func atoiPrefix(s string) int {
+	n := 0
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
+}
+
+// bindFlag says whether a bind line has the flag kw.
+func bindFlag(b *Bind, kw string) bool {
+	for i := 0; i < len(b.Args); i++ {
+		if n, ok := bindParamArgs[b.Args[i]]; ok {
+			i += n
+			continue
+		}
+		if b.Args[i] == kw {
+			return true
+		}
+	}
+	return false
 }
 
 // unknownBindParam returns the first word of a bind line's parameters
@@ -71,7 +138,14 @@ func parseBind(c *kwCtx, args []string) error {
 				return errf("'bind %s' : missing value for '%s' option.", args[0], kw)
 			}
 			v := rest[i+1]
+			if err := bindGap(c, args[0], kw); err != nil {
+				return err
+			}
 			switch kw {
+			case "proto":
+				if v != "h1" {
+					return errf("'bind %s' : '%s %s' is not supported by goha.", args[0], kw, v)
+				}
 			case "process":
 				c.b.d.Warnf(c.pos, "'bind %s' in section '%s' : %s", args[0], c.sec.Kind, processDeprecated(v))
 			case "maxconn":
@@ -88,11 +162,26 @@ func parseBind(c *kwCtx, args []string) error {
 				b.Backlog = m
 			case "name":
 				b.Name = v
+			case "mode":
+				if _, err := strconv.ParseUint(v, 8, 32); err != nil {
+					return errf("'bind %s' in section '%s' : 'mode' : missing or invalid mode '%s' (octal integer expected)", args[0], c.sec.Kind, v)
+				}
+			case "user":
+				if _, err := user.Lookup(v); err != nil {
+					return errf("'bind %s' in section '%s' : 'user' : unknown user name '%s'", args[0], c.sec.Kind, v)
+				}
+			case "group":
+				if _, err := user.LookupGroup(v); err != nil {
+					return errf("'bind %s' in section '%s' : 'group' : unknown group name '%s'", args[0], c.sec.Kind, v)
+				}
 			}
 			i += n
 			continue
 		}
 		if bindFlags[kw] {
+			if err := bindGap(c, args[0], kw); err != nil {
+				return err
+			}
 			continue
 		}
 		return errf("'bind %s' unknown keyword '%s'.", args[0], kw)
@@ -100,6 +189,20 @@ func parseBind(c *kwCtx, args []string) error {
 	b.Args = rest
 	c.p.Binds = append(c.p.Binds, b)
 	return nil
+}
+
+// bindGap reports a bind parameter goha does not implement: a refused one
+// is returned, a warned one is reported here and the line goes on.
+func bindGap(c *kwCtx, addr, kw string) error {
+	err := bindGaps[kw].err(kw)
+	if err == nil {
+		return nil
+	}
+	if w, ok := err.(*diag.Warn); ok {
+		c.b.d.Warnf(c.pos, "'bind %s' : %s", addr, w.Msg)
+		return nil
+	}
+	return errf("'bind %s' : %v", addr, err)
 }
 
 // ExpandBindAddr turns a bind address into one or more listen addresses,
@@ -158,4 +261,112 @@ func ExpandBindAddr(spec string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// proxyConn is a client connection that began with a PROXY protocol
+// header: its addresses are the header's, and its bytes those after it.
+type proxyConn struct {
+	net.Conn
+	r        io.Reader
+	src, dst net.Addr // nil: the connection's own (LOCAL, UNKNOWN)
+}
+
+func (c *proxyConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// CloseWrite half-closes the socket, so that tcp mode forwards a client's
+// end of stream as it does without the header.
+func (c *proxyConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
+}
+
+func (c *proxyConn) RemoteAddr() net.Addr {
+	if c.src != nil {
+		return c.src
+	}
+	return c.Conn.RemoteAddr()
+}
+
+func (c *proxyConn) LocalAddr() net.Addr {
+	if c.dst != nil {
+		return c.dst
+	}
+	return c.Conn.LocalAddr()
+}
+
+var (
+	proxyV2Sig     = []byte("\r\n\r\n\x00\r\nQUIT\n")
+	errProxyHeader = errors.New("received something which does not look like a PROXY protocol header")
+)
+
+// readProxyHeader reads a PROXY protocol header, version 1 or 2, from the
+// start of c (accept-proxy) and returns c as the header describes it.
+func readProxyHeader(c net.Conn) (net.Conn, error) {
+	br := bufio.NewReaderSize(c, 256)
+	pc := &proxyConn{Conn: c, r: br}
+	first, err := br.Peek(1)
+	if err != nil {
+		return nil, err
+	}
+	if first[0] == 'P' {
+		line, err := br.ReadSlice('\n')
+		// 107 bytes is the longest a version 1 header may be.
+		if err != nil || len(line) > 107 || !bytes.HasSuffix(line, []byte("\r\n")) {
+			return nil, errProxyHeader
+		}
+		f := strings.Fields(string(line))
+		if len(f) < 2 || f[0] != "PROXY" {
+			return nil, errProxyHeader
+		}
+		if f[1] == "UNKNOWN" {
+			return pc, nil
+		}
+		if len(f) != 6 || f[1] != "TCP4" && f[1] != "TCP6" {
+			return nil, errProxyHeader
+		}
+		src, err1 := netip.ParseAddr(f[2])
+		dst, err2 := netip.ParseAddr(f[3])
+		sp, err3 := strconv.ParseUint(f[4], 10, 16)
+		dp, err4 := strconv.ParseUint(f[5], 10, 16)
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || src.Is4() != (f[1] == "TCP4") || dst.Is4() != src.Is4() {
+			return nil, errProxyHeader
+		}
+		pc.src = net.TCPAddrFromAddrPort(netip.AddrPortFrom(src, uint16(sp)))
+		pc.dst = net.TCPAddrFromAddrPort(netip.AddrPortFrom(dst, uint16(dp)))
+		return pc, nil
+	}
+	hdr := make([]byte, 16)
+	if _, err := io.ReadFull(br, hdr); err != nil || !bytes.Equal(hdr[:12], proxyV2Sig) || hdr[12]>>4 != 2 {
+		return nil, errProxyHeader
+	}
+	body := make([]byte, binary.BigEndian.Uint16(hdr[14:]))
+	if _, err := io.ReadFull(br, body); err != nil {
+		return nil, errProxyHeader
+	}
+	switch hdr[12] & 0xf {
+	case 0: // LOCAL: the connection speaks for itself.
+		return pc, nil
+	case 1:
+	default:
+		return nil, errProxyHeader
+	}
+	var n int
+	switch hdr[13] >> 4 {
+	case 1:
+		n = 4
+	case 2:
+		n = 16
+	default: // AF_UNSPEC, AF_UNIX: no address goha can use.
+		return pc, nil
+	}
+	if len(body) < 2*n+4 {
+		return nil, errProxyHeader
+	}
+	src, _ := netip.AddrFromSlice(body[:n])
+	dst, _ := netip.AddrFromSlice(body[n : 2*n])
+	pc.src = net.TCPAddrFromAddrPort(netip.AddrPortFrom(src, binary.BigEndian.Uint16(body[2*n:])))
+	pc.dst = net.TCPAddrFromAddrPort(netip.AddrPortFrom(dst, binary.BigEndian.Uint16(body[2*n+2:])))
+	return pc, nil
 }

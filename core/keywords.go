@@ -42,9 +42,36 @@ type Keyword struct {
 	// usual alert, for keywords HAProxy words differently; it returns nil
 	// to accept them.
 	TooMany func(c *kwCtx, args []string) error
-	// Unimplemented keywords are parsed so that configurations written for
-	// HAProxy load, and are reported with a WARNING that says so.
-	Unimplemented bool
+	// Unimplemented, when set, says the keyword is parsed (its words are
+	// checked) but does nothing in goha, and how that is reported.
+	Unimplemented Gap
+}
+
+// Gap is what goha does with a keyword it knows but does not implement.
+// A keyword whose absence changes what traffic gets is Refused: goha would
+// otherwise serve something other than what the operator wrote. Only
+// tuning, and what has no observable effect in a Go process, is Warned.
+type Gap uint8
+
+const (
+	Implemented Gap = iota
+	// Warned keywords are accepted with a WARNING: ignoring them leaves the
+	// traffic as HAProxy would shape it.
+	Warned
+	// Refused keywords are an ALERT, so goha refuses to start.
+	Refused
+)
+
+// err reports the keyword kw that has this gap: a *diag.Warn, an alert
+// error, or nil when the keyword is implemented.
+func (g Gap) err(kw string) error {
+	switch g {
+	case Warned:
+		return diag.Warnf("'%s' is parsed but not implemented by goha yet; ignored.", kw)
+	case Refused:
+		return errf("'%s' is not supported by goha.", kw)
+	}
+	return nil
 }
 
 // ArgsAny is Keyword.Args for keywords that check their words themselves.
@@ -69,7 +96,7 @@ var keywords = map[string]*Keyword{}
 func registerKeywords(kws ...Keyword) {
 	for i := range kws {
 		k := &kws[i]
-		if k.Name == "" || (k.Parse == nil && !k.Unimplemented) {
+		if k.Name == "" || (k.Parse == nil && k.Unimplemented == Implemented) {
 			panic("core: keyword without name or parser: " + k.Name)
 		}
 		if _, dup := keywords[k.Name]; dup {
@@ -166,8 +193,13 @@ func (b *builder) dispatch(sec *config.Section, p *Proxy, ln config.Line) {
 			return
 		}
 	}
-	if k.Unimplemented {
-		b.d.Warnf(ln.Pos, "'%s' is parsed but not implemented by goha yet; ignored.", k.Name)
+	if c.neg && k.Unimplemented == Refused {
+		// "no option x" asks for HAProxy's default, which is what goha
+		// does without the option.
+		return
+	}
+	if err := k.Unimplemented.err(k.Name); err != nil {
+		b.report(ln.Pos, err)
 		return
 	}
 	if err := k.Parse(c, args); err != nil {

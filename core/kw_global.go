@@ -173,7 +173,7 @@ var globalKeywords = []Keyword{
 	{Name: "ssl-default-server-ciphers", Scope: scopeGlobal, Args: 1, Parse: setString(func(c *kwCtx) *string { return &c.g.SSLDefaultServerCiphers })},
 	{Name: "ssl-default-server-ciphersuites", Scope: scopeGlobal, Args: 1, Parse: setString(func(c *kwCtx) *string { return &c.g.SSLDefaultServerCiphersuites })},
 	{Name: "ssl-default-bind-ciphers", Scope: scopeGlobal, Args: 1, Parse: setString(func(c *kwCtx) *string { return &c.g.SSLDefaultBindCiphers })},
-	{Name: "ssl-default-bind-ciphersuites", Scope: scopeGlobal, Args: 1, Unimplemented: true},
+	{Name: "ssl-default-bind-ciphersuites", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
 	{Name: "node", Scope: scopeGlobal, Args: 1, Parse: setString(func(c *kwCtx) *string { return &c.g.Node })},
 	{Name: "unix-bind", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		for i := 0; i < len(args); i += 2 {
@@ -204,17 +204,31 @@ var globalKeywords = []Keyword{
 	{Name: "crt-base", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
 	{Name: "expose-experimental-directives", Scope: scopeGlobal, Args: ArgsAny, Parse: ignoreWithArgs(0)},
 	{Name: "insecure-fork-wanted", Scope: scopeGlobal, Args: 0, Parse: ignoreWithArgs(0)},
-	{Name: "cpu-map", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: true},
-	{Name: "setenv", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: true},
-	{Name: "presetenv", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: true},
+	{Name: "cpu-map", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: Warned},
+	// core/config applies the environment keywords while it reads, so that
+	// later lines expand what they set; nothing in goha reads the process
+	// environment after that.
+	{Name: "setenv", Scope: scopeGlobal, Args: ArgsAny, Parse: envKeyword},
+	{Name: "presetenv", Scope: scopeGlobal, Args: ArgsAny, Parse: envKeyword},
 	{Name: "nbproc", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		return errf("nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used on multi-processor machines if available.")
 	}},
-	{Name: "h1-case-adjust", Scope: scopeGlobal, Args: 2, Unimplemented: true},
-	{Name: "lua-load", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: true},
-	{Name: "ssl-dh-param-file", Scope: scopeGlobal, Args: 1, Unimplemented: true},
-	{Name: "ssl-server-verify", Scope: scopeGlobal, Args: 1, Unimplemented: true},
-	{Name: "tune.ssl.default-dh-param", Scope: scopeGlobal, Args: 1, Unimplemented: true},
+	{Name: "h1-case-adjust", Scope: scopeGlobal, Args: 2, Unimplemented: Refused},
+	{Name: "lua-load", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: Refused},
+	// Go's TLS has no finite-field Diffie-Hellman: there is no DH group to
+	// choose, and clients negotiate ECDHE as they would with HAProxy.
+	{Name: "ssl-dh-param-file", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
+	{Name: "tune.ssl.default-dh-param", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
+	{Name: "ssl-server-verify", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
+		switch first(args) {
+		case "required":
+			// HAProxy's default, and goha's.
+			return nil
+		case "none":
+			return errf("'%s none' is not supported by goha.", c.kw)
+		}
+		return errf("'%s' expects 'none' or 'required' as argument.", c.kw)
+	}},
 	{Name: "tune.idle-pool.shared", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		switch first(args) {
 		case "on":
@@ -246,6 +260,13 @@ func proxyIgnoresExtra(c *kwCtx, args []string) error {
 		return nil
 	}
 	return errf("'%s' cannot handle unexpected argument '%s'.", c.kw, args[1])
+}
+
+func envKeyword(c *kwCtx, args []string) error {
+	if len(args) < 2 {
+		return tightf("'%s' expects a name and a value.", c.kw)
+	}
+	return nil
 }
 
 func ignoreWithArgs(n int) func(c *kwCtx, args []string) error {

@@ -76,8 +76,8 @@ func option(name string, scope int, field func(p *Proxy) *bool) Keyword {
 	}}
 }
 
-func unimplementedOption(name string) Keyword {
-	return Keyword{Name: "option " + name, Scope: scopeProxy, Args: 0, Unimplemented: true}
+func unimplementedOption(name string, gap Gap) Keyword {
+	return Keyword{Name: "option " + name, Scope: scopeProxy, Args: 0, Unimplemented: gap}
 }
 
 var proxyKeywords = []Keyword{
@@ -172,8 +172,8 @@ var proxyKeywords = []Keyword{
 		}
 		return addRule(c, &c.p.HTTPRespRules, args)
 	}},
-	{Name: "tcp-request", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
-	{Name: "tcp-response", Scope: scopeBE, Args: ArgsAny, Unimplemented: true},
+	{Name: "tcp-request", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "tcp-response", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "server", Scope: scopeBE, Args: ArgsAny, Parse: parseServerLine},
 	{Name: "default-server", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: parseDefaultServer},
 	{Name: "balance", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
@@ -350,55 +350,59 @@ var proxyKeywords = []Keyword{
 		}
 		return nil
 	}},
-	unimplementedOption("abortonclose"),
-	unimplementedOption("http-buffer-request"),
-	unimplementedOption("splice-auto"),
-	unimplementedOption("splice-request"),
-	unimplementedOption("splice-response"),
-	unimplementedOption("tcpka"),
-	unimplementedOption("clitcpka"),
-	unimplementedOption("srvtcpka"),
-	unimplementedOption("logasap"),
-	unimplementedOption("originalto"),
-	unimplementedOption("accept-invalid-http-request"),
-	unimplementedOption("accept-invalid-http-response"),
-	unimplementedOption("checkcache"),
-	unimplementedOption("independent-streams"),
-	unimplementedOption("nolinger"),
-	unimplementedOption("prefer-last-server"),
-	unimplementedOption("external-check"),
-	{Name: "stats enable", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "stats uri", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "stats refresh", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "stats auth", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "stats admin", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "stats realm", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "stats show-legends", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "stats hide-version", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "capture", Scope: scopeFE, Args: ArgsAny, Unimplemented: true},
-	{Name: "compression", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
-	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
-	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Unimplemented: true},
-	{Name: "redirect", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
-	{Name: "monitor-uri", Scope: scopeFE, Args: 1, Unimplemented: true},
+	unimplementedOption("abortonclose", Refused),
+	unimplementedOption("http-buffer-request", Refused),
+	// Go's io.Copy already splices between TCP sockets, and sets TCP
+	// keep-alive on every connection; logasap moves a log line, not bytes.
+	unimplementedOption("splice-auto", Warned),
+	unimplementedOption("splice-request", Warned),
+	unimplementedOption("splice-response", Warned),
+	unimplementedOption("tcpka", Warned),
+	unimplementedOption("clitcpka", Warned),
+	unimplementedOption("srvtcpka", Warned),
+	unimplementedOption("logasap", Warned),
+	unimplementedOption("originalto", Refused),
+	unimplementedOption("accept-invalid-http-request", Refused),
+	unimplementedOption("accept-invalid-http-response", Refused),
+	unimplementedOption("checkcache", Refused),
+	unimplementedOption("independent-streams", Refused),
+	unimplementedOption("nolinger", Refused),
+	unimplementedOption("prefer-last-server", Refused),
+	unimplementedOption("external-check", Refused),
+	{Name: "stats enable", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "stats uri", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "stats refresh", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "stats auth", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "stats admin", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "stats realm", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "stats show-legends", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "stats hide-version", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "capture", Scope: scopeFE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "compression", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "redirect", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "monitor-uri", Scope: scopeFE, Args: 1, Unimplemented: Refused},
 	{Name: "unique-id-format", Scope: scopeProxy, Args: 1, TooMany: func(c *kwCtx, args []string) error {
 		return errf("unique-id-format expects only one argument, don't forget to escape spaces!")
-	}, Unimplemented: true},
-	{Name: "unique-id-header", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "server-template", Scope: scopeBE, Args: ArgsAny, Unimplemented: true},
-	{Name: "email-alert", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "dynamic-cookie-key", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "rate-limit", Scope: scopeFE, Args: ArgsAny, Unimplemented: true},
-	{Name: "persist", Scope: scopeBE, Args: ArgsAny, Unimplemented: true},
-	{Name: "external-check", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "errorfiles", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "errorloc", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "errorloc302", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "errorloc303", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "http-error", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "http-after-response", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
-	{Name: "declare", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
+	}, Unimplemented: Refused},
+	{Name: "unique-id-header", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "server-template", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "email-alert", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	// Without the server keyword dynamic-cookie, which goha does not know,
+	// the key changes nothing.
+	{Name: "dynamic-cookie-key", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Warned},
+	{Name: "rate-limit", Scope: scopeFE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "persist", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "external-check", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "errorfiles", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "errorloc", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "errorloc302", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "errorloc303", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "http-error", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "http-after-response", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "declare", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
 }
 
 func withArgs(k Keyword, n int) Keyword {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/user"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -105,6 +106,78 @@ func reusePortControl(network, address string, c syscall.RawConn) error {
 	return serr
 }
 
+// bindControl sets, before bind(2), the socket options a bind line asks for.
+func bindControl(b *Bind) func(network, address string, c syscall.RawConn) error {
+	dev := bindParam(b, "interface")
+	v6only := -1
+	if bindFlag(b, "v6only") {
+		v6only = 1
+	} else if bindFlag(b, "v4v6") {
+		v6only = 0
+	}
+	return func(network, address string, c syscall.RawConn) error {
+		if err := reusePortControl(network, address, c); err != nil {
+			return err
+		}
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			if dev != "" {
+				if serr = unix.SetsockoptString(int(fd), unix.SOL_SOCKET, unix.SO_BINDTODEVICE, dev); serr != nil {
+					serr = fmt.Errorf("cannot bind listener to device '%s' (%v)", dev, serr)
+					return
+				}
+			}
+			if v6only >= 0 && strings.HasSuffix(network, "6") {
+				serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, v6only)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}
+}
+
+// unixBindPerms gives a unix socket the mode and owner its bind line asks
+// for, as HAProxy does after creating it. parseBind has checked the mode
+// and names; uid and gid are read as HAProxy reads them, leading digits.
+func unixBindPerms(b *Bind, path string) error {
+	if m := bindParam(b, "mode"); m != "" {
+		mode, err := strconv.ParseUint(m, 8, 32)
+		if err != nil {
+			return fmt.Errorf("invalid mode '%s'", m)
+		}
+		if err := os.Chmod(path, os.FileMode(mode)); err != nil {
+			return err
+		}
+	}
+	uid, gid := -1, -1
+	if v := bindParam(b, "uid"); v != "" {
+		uid = atoiPrefix(v)
+	}
+	if v := bindParam(b, "user"); v != "" {
+		u, err := user.Lookup(v)
+		if err != nil {
+			return fmt.Errorf("unknown user '%s'", v)
+		}
+		uid, _ = strconv.Atoi(u.Uid)
+	}
+	if v := bindParam(b, "gid"); v != "" {
+		gid = atoiPrefix(v)
+	}
+	if v := bindParam(b, "group"); v != "" {
+		g, err := user.LookupGroup(v)
+		if err != nil {
+			return fmt.Errorf("unknown group '%s'", v)
+		}
+		gid, _ = strconv.Atoi(g.Gid)
+	}
+	if uid >= 0 || gid >= 0 {
+		return os.Chown(path, uid, gid)
+	}
+	return nil
+}
+
 func (proc *Process) listen(fe *Proxy, b *Bind, addr string) error {
 	kind, rest, _ := strings.Cut(addr, ":")
 	switch kind {
@@ -128,12 +201,17 @@ func (proc *Process) listen(fe *Proxy, b *Bind, addr string) error {
 		if err == nil {
 			err = setBacklog(ln, proc.backlog(fe, b))
 		}
+		if err == nil {
+			if err = unixBindPerms(b, rest); err != nil {
+				ln.Close()
+			}
+		}
 		if err != nil {
 			return err
 		}
 		proc.addListener(&listener{ln: ln, fe: fe, bind: b, shard: -1, unix: rest})
 	default:
-		lc := net.ListenConfig{Control: reusePortControl}
+		lc := net.ListenConfig{Control: bindControl(b)}
 		for sh := 0; sh < proc.Threads; sh++ {
 			ln, err := lc.Listen(context.Background(), "tcp", rest)
 			if err == nil {
@@ -299,6 +377,20 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
 	proc.global.SessionStart(now)
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+	}
+	if bindFlag(l.bind, "accept-proxy") {
+		// The header comes before anything else, TLS included, and must
+		// arrive within the client timeout.
+		if t := fe.Timeouts.Client; t > 0 {
+			c.SetReadDeadline(now.Add(t))
+		}
+		pc, err := readProxyHeader(c)
+		if err != nil {
+			proc.endConn(&connState{l: l, c: c, shard: shard, start: now})
+			return
+		}
+		c.SetReadDeadline(time.Time{})
+		c = pc
 	}
 	if l.bind.tls != nil {
 		c = tls.Server(c, l.bind.tls)

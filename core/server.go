@@ -17,7 +17,7 @@ import (
 type serverKeyword struct {
 	Args          int
 	Parse         func(s *ServerConf, args []string) error
-	Unimplemented bool
+	Unimplemented Gap
 	NoDefault     bool // not allowed on default-server (id, cookie values, ...)
 }
 
@@ -107,7 +107,7 @@ func init() {
 		"send-proxy-v2":  {Parse: func(s *ServerConf, a []string) error { s.SendProxyV2 = true; return nil }},
 		"no-send-proxy":  {Parse: func(s *ServerConf, a []string) error { s.SendProxy, s.SendProxyV2 = false, false; return nil }},
 		"resolvers":      {Args: 1, Parse: func(s *ServerConf, a []string) error { s.Resolvers = a[0]; return nil }},
-		"resolve-prefer": {Args: 1, Unimplemented: true},
+		"resolve-prefer": {Args: 1, Unimplemented: Refused},
 		"pool-low-conn":  {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.PoolLowConn })},
 		"pool-max-conn": {Args: 1, Parse: func(s *ServerConf, a []string) error {
 			v, err := strconv.Atoi(a[0])
@@ -125,24 +125,64 @@ func init() {
 		"sni":              sslArg(1),
 		"ciphers":          sslArg(1),
 		"ciphersuites":     sslArg(1),
-		"alpn":             sslArg(1),
+		"alpn":             {Args: 1, Parse: serverALPN},
 		"verifyhost":       sslArg(1),
 		"no-verifyhost":    sslArg(0),
 		"ssl-reuse":        sslArg(0),
 		"no-ssl-reuse":     sslArg(0),
-		"check-alpn":       {Args: 1, Unimplemented: true},
-		"check-proto":      {Args: 1, Unimplemented: true},
-		"proto":            {Args: 1, Unimplemented: true},
-		"tfo":              {Unimplemented: true},
-		"namespace":        {Args: 1, Unimplemented: true},
-		"redir":            {Args: 1, Unimplemented: true},
-		"source":           {Args: 1, Unimplemented: true},
-		"usesrc":           {Args: 1, Unimplemented: true},
-		"socks4":           {Args: 1, Unimplemented: true},
-		"tcp-ut":           {Args: 1, Unimplemented: true},
-		"ws":               {Args: 1, Unimplemented: true},
-		"log-proto":        {Args: 1, Unimplemented: true},
+		"check-alpn":       {Args: 1, Unimplemented: Refused},
+		"check-proto":      {Args: 1, Unimplemented: Refused},
+		"proto":            {Args: 1, Parse: onlyDefault("h1")},
+		"ws":               {Args: 1, Parse: onlyDefault("auto", "h1")},
+		"namespace":        {Args: 1, Unimplemented: Refused},
+		"redir":            {Args: 1, Unimplemented: Refused},
+		"source":           {Args: 1, Unimplemented: Refused},
+		"usesrc":           {Args: 1, Unimplemented: Refused},
+		"socks4":           {Args: 1, Unimplemented: Refused},
+		// Tuning of the TCP connection: the bytes exchanged are the same.
+		"tfo":    {Unimplemented: Warned},
+		"tcp-ut": {Args: 1, Unimplemented: Warned},
+		// Read only for the servers of a ring section, which goha parses
+		// elsewhere.
+		"log-proto": {Args: 1, Unimplemented: Warned},
 	})
+}
+
+// onlyDefault accepts the values that ask for what goha does anyway
+// (HTTP/1 to the server) and refuses the others.
+func onlyDefault(ok ...string) func(s *ServerConf, a []string) error {
+	return func(s *ServerConf, a []string) error {
+		for _, v := range ok {
+			if a[0] == v {
+				return nil
+			}
+		}
+		return fmt.Errorf("'{kw} %s' is not supported by goha.", a[0])
+	}
+}
+
+// serverALPN keeps a server's ALPN list without h2: goha speaks HTTP/1 to
+// servers, and one that agreed on h2 would answer HTTP/1 requests with
+// HTTP/2 frames; without it, the server falls back to HTTP/1.1.
+func serverALPN(s *ServerConf, a []string) error {
+	var keep []string
+	dropped := false
+	for _, p := range strings.Split(a[0], ",") {
+		if p == "h2" {
+			dropped = true
+			continue
+		}
+		keep = append(keep, p)
+	}
+	if len(keep) > 0 {
+		setSSLArg(s, "alpn", strings.Join(keep, ","))
+	} else {
+		delete(s.SSLArgs, "alpn")
+	}
+	if dropped {
+		return diag.Warnf("'alpn' : HTTP/2 is not supported by goha; 'h2' is not offered to the server.")
+	}
+	return nil
 }
 
 func sslArg(n int) serverKeyword {
@@ -215,8 +255,8 @@ func applyServerArgs(sc *ServerConf, name string, args []string, isDefault bool,
 		vals := args[i+1 : i+1+k.Args]
 		i += 1 + k.Args
 		switch {
-		case k.Unimplemented:
-			errs = append(errs, diag.Warnf("'%s' is parsed but not implemented by goha yet; ignored.", kw))
+		case k.Unimplemented != Implemented:
+			errs = append(errs, k.Unimplemented.err(kw))
 		case isDefault && k.NoDefault:
 			errs = append(errs, fmt.Errorf("'%s' option is not accepted in default-server sections.", kw))
 		case kw == "id":
@@ -233,6 +273,10 @@ func applyServerArgs(sc *ServerConf, name string, args []string, isDefault bool,
 			sc.SSLArgs[kw] = strings.Join(vals, " ")
 		default:
 			if err := k.Parse(sc, vals); err != nil {
+				if w, ok := err.(*diag.Warn); ok {
+					errs = append(errs, w)
+					continue
+				}
 				msg := strings.ReplaceAll(err.Error(), "{kw}", kw)
 				msg = strings.ReplaceAll(msg, "{srv}", name)
 				errs = append(errs, fmt.Errorf("%s", msg))

@@ -1,8 +1,10 @@
 package core
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -288,6 +290,9 @@ func checkTLS(b *builder) {
 					b.d.Alertf(bd.Pos, "'bind %s' : %v", bd.Addr, err)
 					continue
 				}
+				if withoutH2(cfg) {
+					b.d.Warnf(bd.Pos, "'bind %s' : 'alpn' : HTTP/2 is not supported by goha; 'h2' is not offered and clients speak HTTP/1.1.", bd.Addr)
+				}
 				bd.tls = cfg
 			}
 		}
@@ -303,11 +308,126 @@ func bindHasSSL(b *Bind) bool {
 	return false
 }
 
+var bindTLSVersions = map[string]uint16{
+	"tlsv10": tls.VersionTLS10, "tlsv11": tls.VersionTLS11,
+	"tlsv12": tls.VersionTLS12, "tlsv13": tls.VersionTLS13,
+}
+
+// curveIDs reads an OpenSSL curves list ("X25519:P-256") as Go's curves.
+func curveIDs(list string) ([]tls.CurveID, error) {
+	var out []tls.CurveID
+	for _, n := range strings.Split(list, ":") {
+		switch n {
+		case "X25519", "x25519":
+			out = append(out, tls.X25519)
+		case "P-256", "prime256v1", "secp256r1":
+			out = append(out, tls.CurveP256)
+		case "P-384", "secp384r1":
+			out = append(out, tls.CurveP384)
+		case "P-521", "secp521r1":
+			out = append(out, tls.CurveP521)
+		default:
+			return nil, fmt.Errorf("unable to set SSL curves list to '%s'", list)
+		}
+	}
+	return out, nil
+}
+
+// loadCRLs reads the certificate revocation lists of a PEM file.
+func loadCRLs(path string) ([]*x509.RevocationList, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("unable to load CRL file '%s'", path)
+	}
+	var out []*x509.RevocationList
+	for {
+		var blk *pem.Block
+		blk, data = pem.Decode(data)
+		if blk == nil {
+			break
+		}
+		if blk.Type != "X509 CRL" {
+			continue
+		}
+		l, err := x509.ParseRevocationList(blk.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("unable to load CRL file '%s': %v", path, err)
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("unable to load CRL file '%s'", path)
+	}
+	return out, nil
+}
+
+// checkCRLs verifies a client's chain against crls as OpenSSL does with
+// every certificate checked (what HAProxy asks of it): each certificate of
+// the chain, the CA's own included, needs a current CRL from its issuer
+// that does not list it.
+func checkCRLs(crls []*x509.RevocationList) func([][]byte, [][]*x509.Certificate) error {
+	return func(_ [][]byte, chains [][]*x509.Certificate) error {
+		var last error
+		for _, chain := range chains {
+			if last = chainRevoked(crls, chain); last == nil {
+				return nil
+			}
+		}
+		return last
+	}
+}
+
+func chainRevoked(crls []*x509.RevocationList, chain []*x509.Certificate) error {
+	now := time.Now()
+	for i, cert := range chain {
+		issuer := chain[min(i+1, len(chain)-1)]
+		var crl *x509.RevocationList
+		for _, l := range crls {
+			if bytes.Equal(l.RawIssuer, cert.RawIssuer) && l.CheckSignatureFrom(issuer) == nil {
+				crl = l
+				break
+			}
+		}
+		if crl == nil {
+			return fmt.Errorf("unable to get certificate CRL for '%s'", cert.Subject)
+		}
+		if !crl.NextUpdate.IsZero() && now.After(crl.NextUpdate) {
+			return fmt.Errorf("CRL has expired for '%s'", cert.Subject)
+		}
+		for _, e := range crl.RevokedCertificateEntries {
+			if e.SerialNumber.Cmp(cert.SerialNumber) == 0 {
+				return fmt.Errorf("certificate revoked: '%s'", cert.Subject)
+			}
+		}
+	}
+	return nil
+}
+
+// withoutH2 takes h2 out of a bind's ALPN protocols and says whether it
+// was there: a client that agreed on h2 would send HTTP/2 frames to an
+// HTTP/1 parser, while without it the client falls back to HTTP/1.1.
+func withoutH2(c *tls.Config) bool {
+	found := false
+	protos := c.NextProtos[:0:0]
+	for _, p := range c.NextProtos {
+		if p == "h2" {
+			found = true
+			continue
+		}
+		protos = append(protos, p)
+	}
+	c.NextProtos = protos
+	return found
+}
+
 // buildBindTLS builds the server-side TLS configuration of a bind line.
 func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
 	args := append(append([]string(nil), g.SSLDefaultBindOptions...), b.Args...)
 	var crts []string
+	disabled := map[uint16]bool{}
+	strictSNI := false
+	var crls []*x509.RevocationList
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		val := func() string {
@@ -368,7 +488,43 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 				return nil, err
 			}
 			c.CipherSuites = ids
+		case "curves", "ecdhe":
+			ids, err := curveIDs(val())
+			if err != nil {
+				return nil, err
+			}
+			c.CurvePreferences = ids
+		case "no-tls-tickets":
+			c.SessionTicketsDisabled = true
+		case "strict-sni":
+			strictSNI = true
+		case "crl-file":
+			path := val()
+			l, err := loadCRLs(path)
+			if err != nil {
+				return nil, err
+			}
+			crls = append(crls, l...)
+		case "no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13":
+			disabled[bindTLSVersions[a[3:]]] = true
+		case "force-tlsv10", "force-tlsv11", "force-tlsv12", "force-tlsv13":
+			v := bindTLSVersions[a[6:]]
+			c.MinVersion, c.MaxVersion = v, v
+		default:
+			if _, ok := bindParamArgs[a]; ok {
+				i++
+			}
 		}
+	}
+	// Go takes a range of versions: disabling one at either end narrows it.
+	for c.MinVersion <= c.MaxVersion && disabled[c.MinVersion] {
+		c.MinVersion++
+	}
+	for c.MaxVersion >= c.MinVersion && disabled[c.MaxVersion] {
+		c.MaxVersion--
+	}
+	if c.MinVersion > c.MaxVersion {
+		return nil, fmt.Errorf("all SSL/TLS versions are disabled")
 	}
 	if g.SSLDefaultBindCiphers != "" && c.CipherSuites == nil {
 		if ids, err := cipherIDs(g.SSLDefaultBindCiphers); err == nil {
@@ -404,6 +560,24 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	}
 	// The first certificate is the default; Go picks among the others by
 	// the client's SNI against each leaf's names.
+	if crls != nil {
+		c.VerifyPeerCertificate = checkCRLs(crls)
+	}
+	if strictSNI {
+		// No default: a client must name a host one certificate is for.
+		certs := c.Certificates
+		c.Certificates = nil
+		c.GetCertificate = func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if h.ServerName != "" {
+				for i := range certs {
+					if h.SupportsCertificate(&certs[i]) == nil {
+						return &certs[i], nil
+					}
+				}
+			}
+			return nil, fmt.Errorf("no certificate for server name '%s' (strict-sni)", h.ServerName)
+		}
+	}
 	return c, nil
 }
 

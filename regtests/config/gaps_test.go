@@ -1,0 +1,69 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"goha/regtests/internal/bin"
+)
+
+// gapCases are valid HAProxy 2.6 configurations, each with a marked line
+// holding a keyword goha does not implement. A refused one must stop goha
+// -c with an ALERT that names the line and the keyword; a warned one must
+// pass with a WARNING that does.
+var gapCases = []struct {
+	name    string
+	cfg     string
+	kw      string
+	refused bool
+}{
+	{"tcp-request", inFrontend("!tcp-request content accept"), "tcp-request", true},
+	{"stats-uri", inFrontend("!stats uri /stats"), "stats uri", true},
+	{"redirect", inFrontend("!redirect prefix http://example.com"), "redirect", true},
+	{"compression", inBackend("!compression algo gzip"), "compression", true},
+	{"stick-table", inBackend("!stick-table type ip size 1k"), "stick-table", true},
+	{"capture", inFrontend("!capture request header Host len 10"), "capture", true},
+	{"http-after-response", inFrontend("!http-after-response set-header X-A b"), "http-after-response", true},
+	{"errorloc", inFrontend("!errorloc 503 http://example.com/"), "errorloc", true},
+	{"monitor-uri", inFrontend("!monitor-uri /up"), "monitor-uri", true},
+	{"http-buffer-request", inFrontend("!option http-buffer-request"), "option http-buffer-request", true},
+	{"h1-case-adjust", inGlobal("!h1-case-adjust content-type Content-Type"), "h1-case-adjust", true},
+	{"server-source", inBackend("!server s2 127.0.0.1:2 source 127.0.0.1"), "source", true},
+	{"server-proto-h2", inBackend("!server s2 127.0.0.1:2 proto h2"), "proto h2", true},
+	{"bind-netscaler", inFrontend("!bind 127.0.0.1:@PORT@ accept-netscaler-cip 1234"), "accept-netscaler-cip", true},
+	{"cpu-map", inGlobal("!cpu-map 1 0"), "cpu-map", false},
+	{"splice-auto", inFrontend("!option splice-auto"), "option splice-auto", false},
+	{"dh-param", inGlobal("!tune.ssl.default-dh-param 2048"), "tune.ssl.default-dh-param", false},
+	{"bind-tfo", inFrontend("!bind 127.0.0.1:@PORT@ tfo"), "tfo", false},
+	{"server-tfo", inBackend("!server s2 127.0.0.1:2 tfo"), "tfo", false},
+}
+
+func TestKeywordGaps(t *testing.T) {
+	goha := bin.Path(t, "goha")
+	haproxy := bin.HAProxy(t)
+	for _, tc := range gapCases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			at, _ := writeCase(t, dir, tc.cfg)
+			if hcode, hmsgs := messages(t, haproxy, dir); hcode != 0 {
+				t.Fatalf("haproxy -c refused the case, it tests nothing: %q", hmsgs)
+			}
+			code, msgs := messages(t, goha, dir)
+			mine := about(msgs, at)
+			want, wantCode, sev := "' is parsed but not implemented by goha yet; ignored.", 0, "WARNING "
+			if tc.refused {
+				want, wantCode, sev = "' is not supported by goha.", 1, "ALERT "
+			}
+			if code != wantCode {
+				t.Errorf("goha -c exit status %d, want %d: %q", code, wantCode, msgs)
+			}
+			found := false
+			for _, m := range mine {
+				found = found || strings.HasPrefix(m, sev) && strings.HasSuffix(m, "'"+tc.kw+want)
+			}
+			if !found {
+				t.Errorf("goha says nothing of '%s' at line %d as %s: %q", tc.kw, at, sev, msgs)
+			}
+		})
+	}
+}
