@@ -166,13 +166,9 @@ values:
 			}
 			t.res = append(t.res, re)
 		case matchIP:
-			p, err := netip.ParsePrefix(v)
+			p, err := parseNetwork(v)
 			if err != nil {
-				a, err2 := netip.ParseAddr(v)
-				if err2 != nil {
-					return nil, fmt.Errorf("'%s' is not a valid IPv4 or IPv6 address", v)
-				}
-				p = netip.PrefixFrom(a, a.BitLen())
+				return nil, fmt.Errorf("'%s' is not a valid IPv4 or IPv6 address", v)
 			}
 			t.prefixes = append(t.prefixes, p)
 		default:
@@ -372,4 +368,17 @@ func (c *Cond) eval(v *reqView) bool {
 		}
 	}
 	return res != c.unless
+}
+
+// parseNetwork reads an address with an optional /bits mask; an address
+// alone is a network of itself.
+func parseNetwork(v string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(v); err == nil {
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(v)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }

@@ -337,11 +337,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	}
 	hc.rwReq.SetConnection(req, srvMode)
 	if fe.ForwardFor || be.ForwardFor {
-		name := fe.ForwardForHeader
-		if name == "" {
-			name = be.ForwardForHeader
-		}
-		hc.rwReq.AddForwardedFor(name, clientIP)
+		proc.forwardFor(fe, be, req, &hc.rwReq, clientIP)
 	}
 
 	key := lb.Key{Shard: shard}
@@ -1083,4 +1079,26 @@ func (hc *hconn) dynamicReturn(r *httpRule, v *reqView, mode http1.ConnValue) ([
 	hc.out = b
 	// The status line's words: "HTTP/1.1", a 3-digit code, the reason.
 	return b, int64(http1.HTXSize(len("HTTP/1.1")+3+len(reasonPhrase(r.status)), fields, len(hc.scratch)))
+}
+
+// forwardFor adds option forwardfor's header as HAProxy does: the
+// backend's header name first; not when the request already has one and
+// every proxy that set the option said if-none; not for a client in
+// either proxy's except network.
+func (proc *Process) forwardFor(fe, be *Proxy, req *http1.Head, rw *http1.Rewriter, client netip.Addr) {
+	name := be.ForwardForHeader
+	if name == "" {
+		name = fe.ForwardForHeader
+	}
+	if name == "" {
+		name = "X-Forwarded-For"
+	}
+	always := (fe.ForwardFor && !fe.ForwardForIfNone) || (be.ForwardFor && !be.ForwardForIfNone)
+	if !always && rw.Has(req, name) {
+		return
+	}
+	if !client.IsValid() || fe.ForwardForExcept.Contains(client) || be.ForwardForExcept.Contains(client) {
+		return
+	}
+	rw.AddForwardedFor(name, client)
 }

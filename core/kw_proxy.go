@@ -1,7 +1,6 @@
 package core
 
 import (
-	"goha/core/diag"
 	"goha/core/lb"
 	"os"
 	"strconv"
@@ -295,7 +294,7 @@ var proxyKeywords = []Keyword{
 	}},
 	{Name: "option forwardfor", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		c.p.ForwardFor = !c.neg
-		ifNone := false
+		c.p.ForwardForIfNone = false
 		for i := 0; i < len(args); i++ {
 			switch args[i] {
 			case "except", "header":
@@ -307,24 +306,20 @@ var proxyKeywords = []Keyword{
 					return errf("'option forwardfor %s' expects %s as argument.", args[i], what)
 				}
 				if args[i] == "except" {
-					c.p.ForwardForExcept = args[i+1]
+					pfx, err := parseNetwork(args[i+1])
+					if err != nil {
+						return errf("'option forwardfor except' expects <address>[/mask] as argument.")
+					}
+					c.p.ForwardForExcept = pfx
 				} else {
 					c.p.ForwardForHeader = args[i+1]
 				}
 				i++
 			case "if-none":
-				ifNone = true
+				c.p.ForwardForIfNone = true
 			default:
 				return errf("'option forwardfor' only supports optional values: 'except', 'header' and 'if-none'.")
 			}
-		}
-		// The header is added to every request: these two would narrow
-		// that, and silently ignoring them would add it where they say not.
-		if c.p.ForwardForExcept != "" {
-			return diag.Warnf("'option forwardfor except' is parsed but not implemented by goha yet; the header is always added.")
-		}
-		if ifNone {
-			return diag.Warnf("'option forwardfor if-none' is parsed but not implemented by goha yet; the header is always added.")
 		}
 		return nil
 	}},

@@ -80,7 +80,8 @@ type ProxyConf struct {
 	Retries          int
 	Redispatch       bool
 	ForwardFor       bool
-	ForwardForExcept string
+	ForwardForExcept netip.Prefix // no header for a client in it
+	ForwardForIfNone bool         // no header when the request has one
 	ForwardForHeader string
 	ConnMode         HTTPConnMode
 	AllBackups       bool

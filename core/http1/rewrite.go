@@ -1,6 +1,7 @@
 package http1
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"net/netip"
@@ -58,6 +59,26 @@ func (rw *Rewriter) AddString(name, value string) {
 func (rw *Rewriter) Set(h *Head, name string, value []byte) {
 	h.Del(name)
 	rw.Add(name, value)
+}
+
+// Has reports whether the message as it will be written has a field named
+// name: a live field of h, or one queued here.
+func (rw *Rewriter) Has(h *Head, name string) bool {
+	if h.Index(name, 0) >= 0 {
+		return true
+	}
+	for rest := rw.extra; len(rest) > 0; {
+		line := rest
+		if i := bytes.Index(rest, []byte("\r\n")); i >= 0 {
+			line, rest = rest[:i], rest[i+2:]
+		} else {
+			rest = nil
+		}
+		if len(line) > len(name) && line[len(name)] == ':' && eqFold(line[:len(name)], name) {
+			return true
+		}
+	}
+	return false
 }
 
 // AddForwardedFor appends "<name>: <ip>" (option forwardfor; name defaults

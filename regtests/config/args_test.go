@@ -282,36 +282,3 @@ func TestExtraWordsAccepted(t *testing.T) {
 		})
 	}
 }
-
-// gohaWarns are lines HAProxy accepts and goha reads without applying all
-// of them: goha must start, and say so at the line.
-var gohaWarns = []struct {
-	name, cfg, warn string
-}{
-	{"forwardfor-except", inFrontend("!option forwardfor except 10.0.0.0/8"),
-		"parsing [args.cfg:%d] : 'option forwardfor except' is parsed but not implemented by goha yet; the header is always added."},
-	{"forwardfor-if-none", inFrontend("!option forwardfor if-none"),
-		"parsing [args.cfg:%d] : 'option forwardfor if-none' is parsed but not implemented by goha yet; the header is always added."},
-}
-
-func TestPartlyImplementedWarns(t *testing.T) {
-	goha := bin.Path(t, "goha")
-	haproxy := bin.HAProxy(t)
-	for _, tc := range gohaWarns {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			at, _ := writeCase(t, dir, tc.cfg)
-			if hcode, hmsgs := messages(t, haproxy, dir); hcode != 0 {
-				t.Fatalf("haproxy -c refused the case: %q", hmsgs)
-			}
-			code, msgs := messages(t, goha, dir)
-			if code != 0 {
-				t.Fatalf("goha -c refused it: %q", msgs)
-			}
-			want := "WARNING " + fmt.Sprintf(tc.warn, at)
-			if mine := about(msgs, at); len(mine) != 1 || mine[0] != want {
-				t.Errorf("goha's messages at line %d: %q, want %q", at, mine, want)
-			}
-		})
-	}
-}
