@@ -17,8 +17,8 @@ import (
 	"time"
 )
 
-// TestSmuggleSeedsHAProxy runs FuzzSmuggle's seeds, the corpus in
-// testdata/fuzz/FuzzSmuggle and the known holes included, through HAProxy
+// TestSmuggleSeedsHAProxy runs FuzzSmuggle's seeds and the corpus in
+// testdata/fuzz/FuzzSmuggle through HAProxy
 // 2.6 with the same rules and origin, and checks the same invariants:
 // HAProxy holds them, so they are fair to ask of goha.
 func TestSmuggleSeedsHAProxy(t *testing.T) {
