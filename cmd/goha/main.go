@@ -210,6 +210,12 @@ func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, st
 	if !o.quiet {
 		core.SetEventOutput(stderr)
 	}
+	// The signals are caught before anything can be seen from outside
+	// (the stats sockets a master waits for, the listeners, the pid
+	// file): one sent then is handled once serving starts, instead of
+	// finding Go's default action (SIGUSR1 ignored, SIGINT fatal).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1)
 	stopProfile := startProfile()
 	defer stopProfile()
 	// A state saved with `show servers state` applies before traffic.
@@ -258,8 +264,6 @@ func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, st
 	if demo != nil {
 		demo.announce(stdout, proc)
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1)
 	for sig := range sigs {
 		switch sig {
 		case syscall.SIGUSR1:

@@ -226,10 +226,11 @@ func (m *master) startWorker() (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// workerReady is closed once the worker has had time to install its signal
-// handlers: a signal arriving before would kill it (Go's default action)
-// instead of stopping it the way it should. The sign is its private CLI
-// socket; a worker without stats socket support gets workerStartGrace.
+// workerReady is closed once the worker has installed its signal handlers:
+// a signal arriving before would find Go's default action (SIGINT fatal,
+// SIGUSR1 ignored) instead of stopping it the way it should. The worker
+// catches its signals before it opens its private CLI socket, so that
+// socket is the sign; a worker without one gets workerStartGrace.
 func (m *master) workerReady() chan struct{} {
 	ch := make(chan struct{})
 	go func() {
@@ -237,7 +238,6 @@ func (m *master) workerReady() chan struct{} {
 		path := filepath.Join(m.sockDir, "worker.sock")
 		for deadline := time.Now().Add(workerStartGrace); time.Now().Before(deadline); {
 			if _, err := os.Stat(path); err == nil {
-				time.Sleep(20 * time.Millisecond)
 				return
 			}
 			time.Sleep(5 * time.Millisecond)
