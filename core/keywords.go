@@ -60,6 +60,7 @@ type kwCtx struct {
 	p   *Proxy
 	g   *Global
 	sec *config.Section
+	env func(string) (string, bool) // the line's environment, for addresses
 }
 
 var keywords = map[string]*Keyword{}
@@ -118,7 +119,7 @@ func (b *builder) dispatch(sec *config.Section, p *Proxy, ln config.Line) {
 	if len(words) == 0 {
 		return
 	}
-	c := &kwCtx{b: b, pos: ln.Pos, p: p, g: &b.cfg.Global, sec: sec}
+	c := &kwCtx{b: b, pos: ln.Pos, p: p, g: &b.cfg.Global, sec: sec, env: ln.Env}
 	if (words[0] == "no" || words[0] == "default") && len(words) > 1 {
 		c.neg = words[0] == "no"
 		c.def = words[0] == "default"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"goha/core/config"
 	"goha/core/diag"
 )
 
@@ -271,7 +272,15 @@ func parseServerLine(c *kwCtx, args []string) error {
 	if o := p.FindServer(args[0]); o != nil {
 		return errf("%s '%s', another server named '%s' was already defined at line %d, please use distinct names.", capName(p.Cap), p.Name, args[0], o.Pos.Line)
 	}
-	s, errs := NewServer(p, args[0], args[1], args[2:])
+	// Addresses expand environment variables even unquoted, as HAProxy's
+	// address parser does.
+	addr := config.ExpandEnv(args[1], c.env)
+	if addr == "" {
+		// HAProxy's message ends in a newline of its own, hence the blank line.
+		c.b.d.Add(diag.Diag{Sev: diag.Alert, Pos: c.pos, Msg: fmt.Sprintf("'server %s/%s' : '%s' resolves to an empty address (environment variable missing?)\n", p.Name, args[0], args[1])})
+		return nil
+	}
+	s, errs := NewServer(p, args[0], addr, args[2:])
 	s.Pos = c.pos
 	for _, err := range errs {
 		// HAProxy reports server keyword problems as "[file:line] : 'server b/s' : msg".
@@ -353,6 +362,11 @@ func ParseServerAddr(a string) (*ServerAddr, string, error) {
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		sa.IP = ip
+		return sa, "", nil
+	}
+	if host == "" && port != "" {
+		// ":port" is any address, as in HAProxy.
+		sa.IP = netip.IPv4Unspecified()
 		return sa, "", nil
 	}
 	if host == "" {
