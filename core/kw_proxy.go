@@ -377,7 +377,7 @@ var proxyKeywords = []Keyword{
 	{Name: "stats hide-version", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
 	{Name: "capture", Scope: scopeFE, Args: ArgsAny, Unimplemented: true},
 	{Name: "compression", Scope: scopeProxy, Args: ArgsAny, Unimplemented: true},
-	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
+	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseFilter},
 	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
 	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Unimplemented: true},
 	{Name: "redirect", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: true},
