@@ -143,6 +143,9 @@ func (b *builder) dispatch(sec *config.Section, p *Proxy, ln config.Line) {
 		b.unknownKeyword(ln.Pos, words, secName, scope)
 		return
 	}
+	if scope == scopeDefaults && b.defaultsRule(sec, p, ln.Pos, words) {
+		return
+	}
 	if k.Scope&scope == 0 {
 		// Known in proxies, but not for this capability: HAProxy warns.
 		b.d.Add(diag.Diag{Sev: diag.Warning, Pos: ln.Pos, Parsing: true,
