@@ -1238,6 +1238,11 @@ func (s *Server) ApplySavedState(st SavedState) {
 	if setIP || setPort {
 		s.SetAddrPort(ip, setIP, st.Port, setPort)
 	}
+	if setIP && s.admin.Load()&AdminRMaint != 0 {
+		// init-addr deferred to "last" (or fell to "none"): the saved
+		// address ends the wait for one.
+		s.clrAdminFlag(AdminRMaint)
+	}
 	if s.Proxy != nil {
 		s.Proxy.updateBackendState()
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"goha/core/config"
 	"goha/core/diag"
 )
 
@@ -125,7 +126,9 @@ func parseBind(c *kwCtx, args []string) error {
 		return errf("'bind' expects {<path>|[addr1]:port1[-end1]}{,[addr]:port[-end]}... as arguments.")
 	}
 	b := &Bind{Pos: c.pos, Addr: args[0]}
-	addrs, err := ExpandBindAddr(args[0])
+	// Addresses expand environment variables even unquoted, as HAProxy's
+	// address parser does.
+	addrs, err := ExpandBindAddr(config.ExpandEnv(args[0], c.env))
 	if err != nil {
 		return errf("'bind' : %v", err)
 	}

@@ -67,6 +67,10 @@ type builder struct {
 	d         *diag.Collector
 	lastDef   *Proxy
 	postCheck []func(b *builder)
+	// defRules and defTrack are what defaults sections' rules demand
+	// (core/defaults_rules.go).
+	defRules map[*Proxy]*defRules
+	defTrack []string
 }
 
 // sectionHandlers handle sections other than global and proxies. A handler
@@ -115,6 +119,7 @@ func Build(sections []config.Section, d *diag.Collector) *Config {
 		// checks that need a complete configuration.
 		return b.cfg
 	}
+	b.checkDefaultsTables()
 	b.validate()
 	for _, fn := range postChecks {
 		fn(b)
@@ -153,6 +158,7 @@ func (b *builder) proxySection(s *config.Section) {
 		}
 	}
 	if tmpl != nil {
+		b.inheritRules(s, cap, tmpl)
 		p.ProxyConf = copyProxyConf(tmpl.ProxyConf)
 		// Check rules come through the check package's inheritance.
 		p.CheckRules = nil

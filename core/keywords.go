@@ -87,6 +87,7 @@ type kwCtx struct {
 	p   *Proxy
 	g   *Global
 	sec *config.Section
+	env func(string) (string, bool) // the line's environment, for addresses
 }
 
 var keywords = map[string]*Keyword{}
@@ -145,7 +146,7 @@ func (b *builder) dispatch(sec *config.Section, p *Proxy, ln config.Line) {
 	if len(words) == 0 {
 		return
 	}
-	c := &kwCtx{b: b, pos: ln.Pos, p: p, g: &b.cfg.Global, sec: sec}
+	c := &kwCtx{b: b, pos: ln.Pos, p: p, g: &b.cfg.Global, sec: sec, env: ln.Env}
 	if (words[0] == "no" || words[0] == "default") && len(words) > 1 {
 		c.neg = words[0] == "no"
 		c.def = words[0] == "default"
@@ -167,6 +168,9 @@ func (b *builder) dispatch(sec *config.Section, p *Proxy, ln config.Line) {
 	secName := sec.Kind
 	if k == nil || k.Scope&(scopeGlobal|scopeProxy) == 0 || (k.Scope&scopeGlobal != 0) != (scope == scopeGlobal) && k.Scope&scope == 0 {
 		b.unknownKeyword(ln.Pos, words, secName, scope)
+		return
+	}
+	if scope == scopeDefaults && b.defaultsRule(sec, p, ln.Pos, words) {
 		return
 	}
 	if k.Scope&scope == 0 {
@@ -198,11 +202,15 @@ func (b *builder) dispatch(sec *config.Section, p *Proxy, ln config.Line) {
 		// does without the option.
 		return
 	}
-	if err := k.Unimplemented.err(k.Name); err != nil {
-		b.report(ln.Pos, err)
-		return
+	// A keyword with a gap may still check its words first, so that a line
+	// HAProxy refuses gets HAProxy's message.
+	if k.Parse != nil {
+		if err := k.Parse(c, args); err != nil {
+			b.report(ln.Pos, err)
+			return
+		}
 	}
-	if err := k.Parse(c, args); err != nil {
+	if err := k.Unimplemented.err(k.Name); err != nil {
 		b.report(ln.Pos, err)
 	}
 }

@@ -374,7 +374,7 @@ var proxyKeywords = []Keyword{
 	{Name: "stats hide-version", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "capture", Scope: scopeFE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "compression", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseFilter, Unimplemented: Refused},
 	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "redirect", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},

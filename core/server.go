@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"goha/core/config"
 	"goha/core/diag"
 )
 
@@ -315,7 +316,15 @@ func parseServerLine(c *kwCtx, args []string) error {
 	if o := p.FindServer(args[0]); o != nil {
 		return errf("%s '%s', another server named '%s' was already defined at line %d, please use distinct names.", capName(p.Cap), p.Name, args[0], o.Pos.Line)
 	}
-	s, errs := NewServer(p, args[0], args[1], args[2:])
+	// Addresses expand environment variables even unquoted, as HAProxy's
+	// address parser does.
+	addr := config.ExpandEnv(args[1], c.env)
+	if addr == "" {
+		// HAProxy's message ends in a newline of its own, hence the blank line.
+		c.b.d.Add(diag.Diag{Sev: diag.Alert, Pos: c.pos, Msg: fmt.Sprintf("'server %s/%s' : '%s' resolves to an empty address (environment variable missing?)\n", p.Name, args[0], args[1])})
+		return nil
+	}
+	s, errs := newServer(p, args[0], addr, args[2:], c.g.ServerStateFile != "")
 	s.Pos = c.pos
 	for _, err := range errs {
 		// HAProxy reports server keyword problems as "[file:line] : 'server b/s' : msg".
@@ -332,6 +341,12 @@ func parseServerLine(c *kwCtx, args []string) error {
 // NewServer builds a server of proxy p from a server line's words, starting
 // from p's default-server settings. The server is not added to p.
 func NewServer(p *Proxy, name, addr string, args []string) (*Server, []error) {
+	return newServer(p, name, addr, args, false)
+}
+
+// newServer is NewServer knowing whether a server-state file may still
+// supply the address init-addr "last" asks for.
+func newServer(p *Proxy, name, addr string, args []string, stateFile bool) (*Server, []error) {
 	s := &Server{Proxy: p, Name: name}
 	s.ServerConf = copyServerConf(p.DefaultServer)
 	var errs []error
@@ -340,10 +355,12 @@ func NewServer(p *Proxy, name, addr string, args []string) (*Server, []error) {
 	if id > 0 {
 		s.ID, s.ForcedID = id, true
 	}
-	sa, fqdn, err := ParseServerAddr(addr)
+	sa, fqdn, unresolved, err := initServerAddr(addr, s.InitAddr, stateFile)
 	if err != nil {
 		errs = append(errs, err)
-		sa = &ServerAddr{}
+		if sa == nil {
+			sa = &ServerAddr{}
+		}
 	}
 	s.FQDN = fqdn
 	s.addr.Store(sa)
@@ -353,6 +370,12 @@ func NewServer(p *Proxy, name, addr string, args []string) (*Server, []error) {
 	s.op.Store(OpRunning)
 	if s.Disabled {
 		s.admin.Store(AdminCMaint | AdminFMaint)
+		s.op.Store(OpStopped)
+	}
+	if unresolved {
+		// init-addr none: the server waits in maintenance for an address,
+		// as in HAProxy, instead of refusing the configuration.
+		s.admin.Store(s.admin.Load() | AdminRMaint)
 		s.op.Store(OpStopped)
 	}
 	if s.Check {
@@ -367,10 +390,84 @@ func NewServer(p *Proxy, name, addr string, args []string) (*Server, []error) {
 	return s, errs
 }
 
+// initServerAddr reads a server address and, when it names a host, tries
+// the init-addr methods in order as HAProxy does at start-up: "libc"
+// resolves the name, an IP address is used as is, "none" leaves the server
+// without an address (unresolved), and "last" defers to the server-state
+// file when one is configured (ApplySavedState fills the address in) and
+// is skipped otherwise. The default is "last,libc".
+func initServerAddr(a, methods string, stateFile bool) (sa *ServerAddr, fqdn string, unresolved bool, err error) {
+	if methods == "" {
+		methods = "last,libc"
+	}
+	list := strings.Split(methods, ",")
+	for _, m := range list {
+		if _, perr := netip.ParseAddr(m); perr != nil && m != "last" && m != "libc" && m != "none" {
+			return nil, "", false, fmt.Errorf("'init-addr' : unknown init-addr method '%s', supported methods are 'libc', 'last', 'none'..", m)
+		}
+	}
+	sa, host, err := parseServerAddrLiteral(a)
+	if err != nil || host == "" {
+		return sa, "", false, err
+	}
+	libcFailed := false
+	for _, m := range list {
+		switch m {
+		case "last":
+			if stateFile {
+				return sa, host, true, nil
+			}
+		case "libc":
+			if ip, ok := resolveHost(host); ok {
+				sa.IP = ip
+				return sa, host, false, nil
+			}
+			libcFailed = true
+		case "none":
+			return sa, host, true, nil
+		default:
+			sa.IP = netip.MustParseAddr(m).Unmap()
+			if libcFailed {
+				return sa, host, false, &diag.Warn{Msg: fmt.Sprintf("could not resolve address '%s', falling back to configured address.", host)}
+			}
+			return sa, host, false, nil
+		}
+	}
+	if libcFailed {
+		return sa, host, false, fmt.Errorf("could not resolve address '%s'.", host)
+	}
+	return sa, host, false, fmt.Errorf("no method found to resolve address '%s'.", host)
+}
+
+func resolveHost(host string) (netip.Addr, bool) {
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return netip.Addr{}, false
+	}
+	ip, _ := netip.AddrFromSlice(ips[0])
+	return ip.Unmap(), true
+}
+
 // ParseServerAddr reads a server address: ipv4[:port], [ipv6]:port,
 // ipv6 without port, hostname[:port], unix@path, or with a `+/-` port
 // offset (unsupported). It returns the fqdn when the address is a name.
 func ParseServerAddr(a string) (*ServerAddr, string, error) {
+	sa, host, err := parseServerAddrLiteral(a)
+	if err != nil || host == "" {
+		return sa, "", err
+	}
+	// A name: resolved once, now.
+	ip, ok := resolveHost(host)
+	if !ok {
+		return nil, host, fmt.Errorf("could not resolve address '%s'.", host)
+	}
+	sa.IP = ip
+	return sa, host, nil
+}
+
+// parseServerAddrLiteral is ParseServerAddr without resolving: for a name
+// it returns the address without its IP and the name as host.
+func parseServerAddrLiteral(a string) (*ServerAddr, string, error) {
 	if p, ok := strings.CutPrefix(a, "unix@"); ok {
 		return &ServerAddr{Unix: p, Host: a}, "", nil
 	}
@@ -399,15 +496,13 @@ func ParseServerAddr(a string) (*ServerAddr, string, error) {
 		sa.IP = ip
 		return sa, "", nil
 	}
+	if host == "" && port != "" {
+		// ":port" is any address, as in HAProxy.
+		sa.IP = netip.IPv4Unspecified()
+		return sa, "", nil
+	}
 	if host == "" {
 		return nil, "", fmt.Errorf("invalid address: '%s'", a)
 	}
-	// A name: resolved once at start-up (init-addr last,libc default).
-	ips, err := net.LookupIP(host)
-	if err != nil || len(ips) == 0 {
-		return nil, host, fmt.Errorf("could not resolve address '%s'.", host)
-	}
-	ip, _ := netip.AddrFromSlice(ips[0])
-	sa.IP = ip.Unmap()
 	return sa, host, nil
 }

@@ -36,7 +36,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	o, err := parseArgs(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "[ALERT]    (%d) : %v\n", os.Getpid(), err)
+		fmt.Fprintf(stderr, "[ALERT]    (%d) : config : %v\n", os.Getpid(), err)
 		printUsage(stderr)
 		return 1
 	}
@@ -53,7 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ok, err := config.EvalCondition(o.cond, condOptions())
 		if err != nil {
 			// HAProxy exits 2 when the condition cannot be evaluated.
-			fmt.Fprintf(stderr, "[ALERT]    (%d) : Failed to evaluate condition: %v\n", os.Getpid(), err)
+			fmt.Fprintf(stderr, "[ALERT]    (%d) : config : %v\n", os.Getpid(), err)
 			return 2
 		}
 		if ok {

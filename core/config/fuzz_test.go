@@ -75,7 +75,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		s2 := Parse("f.cfg", data, opts, &d2)
-		if !reflect.DeepEqual(s1, s2) || !reflect.DeepEqual(d1.All(), d2.All()) {
+		if !reflect.DeepEqual(withoutEnv(s1), withoutEnv(s2)) || !reflect.DeepEqual(d1.All(), d2.All()) {
 			t.Fatal("two parses of the same input differ")
 		}
 	})
@@ -118,4 +118,15 @@ func FuzzBestMatch(f *testing.F) {
 			t.Fatalf("suggested %q at distance %d from %q", got, d, w)
 		}
 	})
+}
+
+// withoutEnv drops the lines' Env functions, which reflect.DeepEqual never
+// finds equal; what they answer is tested on its own.
+func withoutEnv(secs []Section) []Section {
+	for i := range secs {
+		for j := range secs[i].Lines {
+			secs[i].Lines[j].Env = nil
+		}
+	}
+	return secs
 }

@@ -136,10 +136,13 @@ func strerror(err error) string {
 
 // parser holds what lasts across the files of one load.
 type parser struct {
-	opts     Options
-	d        *diag.Collector
-	env      envState
-	lookup   func(string) (string, bool) // env.lookup, bound once
+	opts   Options
+	d      *diag.Collector
+	env    envState
+	lookup func(string) (string, bool) // env.lookup, bound once
+	// envNow is a frozen copy of env for the lines read since its last
+	// change, so a line's Env keeps answering as it did when it was read.
+	envNow   func(string) (string, bool)
 	cond     condEnv
 	sections []Section
 	// stop is set by an .alert directive: nothing more is read.
@@ -163,6 +166,7 @@ func newParser(opts Options, d *diag.Collector) *parser {
 		fb.WriteString(f)
 	}
 	p.lookup = p.env.lookup
+	p.envNow = p.env.frozen()
 	p.cond = condEnv{lookup: p.lookup, features: fb.String(), version: opts.Version}
 	return p
 }
@@ -197,9 +201,29 @@ func (e *envState) setenv(name, value string) {
 	delete(e.unset, name)
 }
 
-// apply mirrors the effect of a global section's environment keywords.
-// Malformed lines change nothing; the keyword tables report them.
-func (e *envState) apply(words []string) {
+// frozen returns a lookup of the environment as it is now, which later
+// changes to e do not affect.
+func (e *envState) frozen() func(string) (string, bool) {
+	c := envState{base: e.base, cleared: e.cleared}
+	if len(e.set) > 0 {
+		c.set = make(map[string]string, len(e.set))
+		for k, v := range e.set {
+			c.set[k] = v
+		}
+	}
+	if len(e.unset) > 0 {
+		c.unset = make(map[string]bool, len(e.unset))
+		for k := range e.unset {
+			c.unset[k] = true
+		}
+	}
+	return c.lookup
+}
+
+// apply mirrors the effect of a global section's environment keywords and
+// says whether words was one of them. Malformed lines change nothing; the
+// keyword tables report them.
+func (e *envState) apply(words []string) bool {
 	switch words[0] {
 	case "setenv":
 		if len(words) == 3 {
@@ -227,7 +251,10 @@ func (e *envState) apply(words []string) {
 			}
 		}
 		e.set, e.unset, e.cleared = keep, nil, true
+	default:
+		return false
 	}
+	return true
 }
 
 // condState is the state of one .if level, as HAProxy names them: TAKE
@@ -429,9 +456,9 @@ func (p *parser) line(fs *fileState, raw []byte) {
 		return
 	}
 	sec := &p.sections[fs.cur]
-	sec.Lines = append(sec.Lines, Line{Pos: p.pos(fs), Words: words})
-	if sec.Kind == "global" {
-		p.env.apply(words)
+	sec.Lines = append(sec.Lines, Line{Pos: p.pos(fs), Words: words, Env: p.envNow})
+	if sec.Kind == "global" && p.env.apply(words) {
+		p.envNow = p.env.frozen()
 	}
 }
 

@@ -8,6 +8,10 @@ import "goha/core/diag"
 type Line struct {
 	Pos   diag.Pos
 	Words []string
+	// Env looks up an environment variable as this line sees it: the
+	// process environment with the setenv-family lines above it applied.
+	// Addresses expand variables when they are parsed, so they need it.
+	Env func(string) (string, bool)
 }
 
 // Section is one section of the configuration: its header line and the

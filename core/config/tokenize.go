@@ -71,6 +71,12 @@ func hexVal(c byte) byte {
 // its error messages print the line as modified, so the caller prints line
 // after the call to show the same text.
 func tokenize(line []byte, env func(name string) (string, bool), pseudo func(name string) (value string, set, known bool)) tokResult {
+	return tokenizeOpts(line, env, pseudo, true)
+}
+
+// tokenizeOpts is tokenize with '#' comments optional: the -cc command-line
+// condition is cut without them, so a '#' there is an ordinary character.
+func tokenizeOpts(line []byte, env func(name string) (string, bool), pseudo func(name string) (value string, set, known bool), comments bool) tokResult {
 	r := tokResult{crAt: -1}
 	var startsBuf [16]int
 	var (
@@ -100,7 +106,7 @@ scan:
 				}
 			}
 			break scan
-		case c == '#' && !squote && !dquote:
+		case c == '#' && comments && !squote && !dquote:
 			break scan
 		case c == '"' && !squote:
 			dquote = !dquote
