@@ -119,7 +119,10 @@ func (proc *Process) appendConnCounts(b []byte, si *streamInfo) []byte {
 // logTCP emits a tcplog line:
 // %ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq
 func (proc *Process) logTCP(si *streamInfo) {
-	if !proc.wantsLog(si.fe) {
+	// option dontlognull: a connection that brought no byte from the
+	// client is not logged. (An HTTP connection closed before its first
+	// byte is never logged: it has no request.)
+	if !proc.wantsLog(si.fe) || si.fe.DontLogNull && si.bytesIn == 0 {
 		return
 	}
 	if si.fe.logFmt != nil {

@@ -163,7 +163,9 @@ func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
 	defer stop()
 	sc, srv, err := proc.connectServer(ctx, be, key, clientPort(c), si)
 	if err != nil {
-		drainPending(c)
+		// What the client sent counts as received, as HAProxy's request
+		// channel counts it (dontlognull looks at it).
+		si.bytesIn = drainPending(c)
 		si.term = [2]byte{'S', 'C'}
 		if err == errQueueTimeout {
 			si.term = [2]byte{'s', 'Q'}
@@ -367,26 +369,29 @@ func pipe(dst, src net.Conn, idle *atomic.Int64, stop *atomic.Bool) (n int64, er
 // drainPending reads and drops what the peer sent that nobody read, so
 // that closing c sends a FIN, as HAProxy's close does: Linux answers the
 // close of a socket with unread data with a reset.
-func drainPending(c net.Conn) {
+func drainPending(c net.Conn) (drained int64) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return
+		return 0
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return
+		return 0
 	}
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	rc.Read(func(fd uintptr) bool {
 		// Bounded: a peer that keeps sending gets its reset.
 		for i := 0; i < 64; i++ {
-			if n, err := syscall.Read(int(fd), *bp); n <= 0 || err != nil {
+			n, err := syscall.Read(int(fd), *bp)
+			if n <= 0 || err != nil {
 				break
 			}
+			drained += int64(n)
 		}
 		return true
 	})
+	return drained
 }
 
 func closeWrite(c net.Conn) {
