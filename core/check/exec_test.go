@@ -292,3 +292,21 @@ func TestTLSVerify(t *testing.T) {
 		t.Fatalf("verify required must fail on an unknown CA: %+v", o)
 	}
 }
+
+func TestSendLogFormatNames(t *testing.T) {
+	got := make(chan string, 1)
+	r := newResponder(t, func(c net.Conn) {
+		b := readSome(c)
+		got <- string(b)
+		io.WriteString(c, "OK\r\n")
+	})
+	rules := backendRules(t, w("option", "tcp-check"),
+		w("tcp-check", "send-lf", "hello %[be_name]/%[srv_name]\r\n"),
+		w("tcp-check", "expect", "string", "OK"))
+	tg := r.target()
+	tg.Backend, tg.Server = "be1", "srv1"
+	wantOutcome(t, run(t, rules, tg, shortTO), StatusL7OK, 0, "(tcp-check)")
+	if s := <-got; s != "hello be1/srv1\r\n" {
+		t.Fatalf("server received %q", s)
+	}
+}

@@ -12,7 +12,7 @@ import (
 
 // This file holds the small subset of HAProxy's sample language that
 // health-check rules need: the fetches var(), res.payload(), str(), int(),
-// bin() and date(), the converters hex, htonl, cut_crlf, ltrim, rtrim, lower
+// bin(), date(), be_name and srv_name, the converters hex, htonl, cut_crlf, ltrim, rtrim, lower
 // and upper, and log-format strings made of text and %[expr] blocks.
 
 type valueKind uint8
@@ -54,6 +54,8 @@ type evalEnv struct {
 	vars map[string]value
 	resp []byte // bytes received since the last send
 	now  time.Time
+	// backend and server are the checked server's proxy and own names.
+	backend, server string
 }
 
 type fetchFn func(env *evalEnv, args []string) (value, bool)
@@ -96,7 +98,9 @@ var fetches = map[string]struct {
 		}
 		return value{kind: valBin, b: append([]byte(nil), d...)}, true
 	}, 2, 2},
-	"str": {func(_ *evalEnv, a []string) (value, bool) { return strValue(a[0]), true }, 1, 1},
+	"be_name":  {func(env *evalEnv, _ []string) (value, bool) { return strValue(env.backend), true }, 0, 0},
+	"srv_name": {func(env *evalEnv, _ []string) (value, bool) { return strValue(env.server), true }, 0, 0},
+	"str":      {func(_ *evalEnv, a []string) (value, bool) { return strValue(a[0]), true }, 1, 1},
 	"int": {func(_ *evalEnv, a []string) (value, bool) {
 		n, err := strconv.ParseInt(a[0], 10, 64)
 		return intValue(n), err == nil
