@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 
 	"goha/core/check"
@@ -79,7 +80,10 @@ func buildChecks(b *builder) {
 }
 
 // checkReporter receives a server's check results.
-type checkReporter struct{ s *Server }
+type checkReporter struct {
+	s    *Server
+	node string // global "node", or the host name, for send-state
+}
 
 // checkSettings turns a server's configuration into the check package's.
 func (s *Server) checkConfig() check.ServerConfig {
@@ -137,6 +141,10 @@ func (s *Server) checkConfig() check.ServerConfig {
 // scheduler, spreading first probes over the interval.
 func startChecks(proc *Process) error {
 	var list []*check.Server
+	node := proc.Conf.Global.Node
+	if node == "" {
+		node, _ = os.Hostname()
+	}
 	for _, p := range proc.Conf.Proxies {
 		if !p.IsBackend() {
 			continue
@@ -145,7 +153,7 @@ func startChecks(proc *Process) error {
 			if !s.Check && !s.Agent {
 				continue
 			}
-			s.chk = check.NewServer(s.checkConfig(), checkReporter{s})
+			s.chk = check.NewServer(s.checkConfig(), checkReporter{s, node})
 			list = append(list, s.chk)
 		}
 	}
@@ -427,4 +435,47 @@ func (s *Server) observe(ev check.Event) {
 	if s.chk != nil && (s.Observe == "layer4" || s.Observe == "layer7") {
 		s.chk.Observe(ev)
 	}
+}
+
+// CheckStateHeader builds the X-Haproxy-Server-State value "http-check
+// send-state" adds, from the server's state at the start of the probe.
+func (r checkReporter) CheckStateHeader(_ *check.Server) string {
+	s := r.s
+	p := s.Proxy
+	checked := s.chk != nil && s.chk.Health != nil && s.CheckState.Load()&ChkStEnabled != 0
+	health, rise, fall := 0, 1, 1
+	if s.chk != nil && s.chk.Health != nil {
+		st := s.chk.Health.Snapshot()
+		health, rise, fall = st.Health, st.Rise, st.Fall
+	}
+	host, port := "", 0
+	if a := s.Addr(); a != nil {
+		if a.IP.IsValid() {
+			host = a.IP.String()
+		}
+		port = a.Port
+	}
+	return check.StateHeader(check.OpState(s.OpState()), checked, health, rise, fall, host, port,
+		p.Name, s.Name, r.node, s.EWeight(), p.totalWeight(), int(s.Counters.Scur.Load()),
+		int(p.BE.Scur.Load()), int(p.BE.Qcur.Load()), 0)
+}
+
+// totalWeight is the weight the load balancer shares among the usable
+// servers: the active ones', or the backups' when no active server is left.
+func (p *Proxy) totalWeight() int {
+	act, bck := 0, 0
+	for _, s := range p.ServerList() {
+		if !s.LBUsable() {
+			continue
+		}
+		if s.Backup {
+			bck += s.EWeight()
+		} else {
+			act += s.EWeight()
+		}
+	}
+	if act > 0 {
+		return act
+	}
+	return bck
 }
