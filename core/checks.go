@@ -4,10 +4,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 
 	"goha/core/check"
 	"goha/core/diag"
+	"goha/ring"
 )
 
 // Health checks: the check package runs probes and keeps rise/fall state;
@@ -78,7 +80,10 @@ func buildChecks(b *builder) {
 }
 
 // checkReporter receives a server's check results.
-type checkReporter struct{ s *Server }
+type checkReporter struct {
+	s    *Server
+	node string // global "node", or the host name, for send-state
+}
 
 // checkSettings turns a server's configuration into the check package's.
 func (s *Server) checkConfig() check.ServerConfig {
@@ -136,6 +141,10 @@ func (s *Server) checkConfig() check.ServerConfig {
 // scheduler, spreading first probes over the interval.
 func startChecks(proc *Process) error {
 	var list []*check.Server
+	node := proc.Conf.Global.Node
+	if node == "" {
+		node, _ = os.Hostname()
+	}
 	for _, p := range proc.Conf.Proxies {
 		if !p.IsBackend() {
 			continue
@@ -144,7 +153,7 @@ func startChecks(proc *Process) error {
 			if !s.Check && !s.Agent {
 				continue
 			}
-			s.chk = check.NewServer(s.checkConfig(), checkReporter{s})
+			s.chk = check.NewServer(s.checkConfig(), checkReporter{s, node})
 			list = append(list, s.chk)
 		}
 	}
@@ -173,7 +182,7 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	}
 	p := s.Proxy
 	if rep.Logged && p.LogHealthChecks {
-		p.logEvent(check.CheckLogText(&rep, s.Backup, p.Name, s.Name, s.UWeight() == 0), 6)
+		p.logEvent(check.CheckLogText(&rep, s.Backup, p.Name, s.Name, s.UWeight() == 0), ring.LevelNotice)
 	}
 	if s.AdminState()&AdminMaint != 0 {
 		return
@@ -198,6 +207,7 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	// ("Server be2/t1 is DOWN via be/s1."), so their states are taken
 	// before.
 	trk := trackerOps(s, nil)
+	was, usable := s.OpState(), s.LBUsable()
 	s.SetOperational(op)
 	if s.chk != nil {
 		s.chk.SetOpState(check.OpState(op))
@@ -206,33 +216,48 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	if p.LogHealthChecks {
 		why = check.Reason{}
 	}
-	logStateChange(s, ev, op, why)
+	logStateChange(s, ev, was, usable, why)
 	for _, t := range trk {
 		if t.s.OpState() != op || t.op == op {
 			continue
 		}
 		via := t.s.tracked()
-		logStateChange(t.s, ev, op, check.Reason{Via: via.Proxy.Name + "/" + via.Name})
+		logStateChange(t.s, ev, t.op, t.usable, check.Reason{Via: via.Proxy.Name + "/" + via.Name})
 	}
 }
 
-// logStateChange logs that s went to op, and the backend's alert when it
-// was its last usable server.
-func logStateChange(s *Server, ev check.StateEvent, op uint32, why check.Reason) {
+// logStateChange logs that s left state was, and the backend's alert when
+// s was usable before and was the last one: a server that only starts
+// stopping leaves the backend as empty as one going down, and one that goes
+// down from stopping has already been reported.
+func logStateChange(s *Server, ev check.StateEvent, was uint32, usable bool, why check.Reason) {
 	p := s.Proxy
 	act, bck := p.usableCounts()
 	p.logEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, why,
-		check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), 4)
-	if act == 0 && bck == 0 && op == OpStopped {
+		check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}),
+		stateChangeLevel(s, ev, was))
+	if act == 0 && bck == 0 && usable && !s.LBUsable() {
 		// HAProxy quotes the backend's name on stderr but not in syslog.
 		p.logEventText(check.NoServerText(capName(p.Cap), p.Name, false),
-			check.NoServerText(capName(p.Cap), p.Name, true), 0)
+			check.NoServerText(capName(p.Cap), p.Name, true), ring.LevelEmerg)
 	}
 }
 
+// stateChangeLevel is the syslog severity HAProxy gives a server's state
+// change: losing a server that was taking its full share of traffic is an
+// alert, while a server already stopping or drained was expected to go, so
+// its loss, like every other change, is only a notice.
+func stateChangeLevel(s *Server, ev check.StateEvent, was uint32) int {
+	if ev == check.EventDown && was != OpStopping && s.AdminState()&AdminDrainMask == 0 {
+		return ring.LevelAlert
+	}
+	return ring.LevelNotice
+}
+
 type trackerOp struct {
-	s  *Server
-	op uint32
+	s      *Server
+	op     uint32
+	usable bool
 }
 
 // trackerOps appends the servers tracking s, depth first, with their
@@ -246,7 +271,7 @@ func trackerOps(s *Server, l []trackerOp) []trackerOp {
 		if seen {
 			continue
 		}
-		l = append(l, trackerOp{t, t.OpState()})
+		l = append(l, trackerOp{t, t.OpState(), t.LBUsable()})
 		l = trackerOps(t, l)
 	}
 	return l
@@ -304,14 +329,14 @@ func (p *Proxy) logEvent(msg string, level int) {
 }
 
 // logEventText is logEvent for events whose stderr text differs from the
-// syslog one.
+// syslog one. On stderr HAProxy tags every server and check event as a
+// warning whatever its syslog severity; only a backend left without
+// servers (emerg) is an alert there.
 func (p *Proxy) logEventText(msg, syslog string, level int) {
 	if out := eventOut; out != nil {
 		tag := "[WARNING]  "
-		if level <= 3 {
+		if level == ring.LevelEmerg {
 			tag = "[ALERT]    "
-		} else if level >= 5 {
-			tag = "[NOTICE]   "
 		}
 		fmt.Fprintf(out, "%s(%d) : %s\n", tag, pidNow(), msg)
 	}
@@ -410,4 +435,47 @@ func (s *Server) observe(ev check.Event) {
 	if s.chk != nil && (s.Observe == "layer4" || s.Observe == "layer7") {
 		s.chk.Observe(ev)
 	}
+}
+
+// CheckStateHeader builds the X-Haproxy-Server-State value "http-check
+// send-state" adds, from the server's state at the start of the probe.
+func (r checkReporter) CheckStateHeader(_ *check.Server) string {
+	s := r.s
+	p := s.Proxy
+	checked := s.chk != nil && s.chk.Health != nil && s.CheckState.Load()&ChkStEnabled != 0
+	health, rise, fall := 0, 1, 1
+	if s.chk != nil && s.chk.Health != nil {
+		st := s.chk.Health.Snapshot()
+		health, rise, fall = st.Health, st.Rise, st.Fall
+	}
+	host, port := "", 0
+	if a := s.Addr(); a != nil {
+		if a.IP.IsValid() {
+			host = a.IP.String()
+		}
+		port = a.Port
+	}
+	return check.StateHeader(check.OpState(s.OpState()), checked, health, rise, fall, host, port,
+		p.Name, s.Name, r.node, s.EWeight(), p.totalWeight(), int(s.Counters.Scur.Load()),
+		int(p.BE.Scur.Load()), int(p.BE.Qcur.Load()), 0)
+}
+
+// totalWeight is the weight the load balancer shares among the usable
+// servers: the active ones', or the backups' when no active server is left.
+func (p *Proxy) totalWeight() int {
+	act, bck := 0, 0
+	for _, s := range p.ServerList() {
+		if !s.LBUsable() {
+			continue
+		}
+		if s.Backup {
+			bck += s.EWeight()
+		} else {
+			act += s.EWeight()
+		}
+	}
+	if act > 0 {
+		return act
+	}
+	return bck
 }

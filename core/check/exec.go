@@ -50,6 +50,9 @@ type Target struct {
 	// Vars are check variables added to the ruleset's presets
 	// ("check.agent_string" for agent checks).
 	Vars map[string]string
+	// Backend and Server name the checked server for be_name and srv_name
+	// in log-format strings.
+	Backend, Server string
 }
 
 // Timeouts are the probe deadlines: the connection may take up to Inter, or
@@ -146,7 +149,7 @@ func (p *probe) setStatus(st Status, desc string) {
 }
 
 func (p *probe) env() *evalEnv {
-	return &evalEnv{vars: p.vars, resp: p.in, now: time.Now()}
+	return &evalEnv{vars: p.vars, resp: p.in, now: time.Now(), backend: p.target.Backend, server: p.target.Server}
 }
 
 func (p *probe) isTCPProto() bool { return p.rules.Proto == ProtoTCP }

@@ -292,3 +292,39 @@ func TestTLSVerify(t *testing.T) {
 		t.Fatalf("verify required must fail on an unknown CA: %+v", o)
 	}
 }
+
+func TestSendLogFormatNames(t *testing.T) {
+	got := make(chan string, 1)
+	r := newResponder(t, func(c net.Conn) {
+		b := readSome(c)
+		got <- string(b)
+		io.WriteString(c, "OK\r\n")
+	})
+	rules := backendRules(t, w("option", "tcp-check"),
+		w("tcp-check", "send-lf", "hello %[be_name]/%[srv_name]\r\n"),
+		w("tcp-check", "expect", "string", "OK"))
+	tg := r.target()
+	tg.Backend, tg.Server = "be1", "srv1"
+	wantOutcome(t, run(t, rules, tg, shortTO), StatusL7OK, 0, "(tcp-check)")
+	if s := <-got; s != "hello be1/srv1\r\n" {
+		t.Fatalf("server received %q", s)
+	}
+}
+
+func TestHTTPExpectHeaderLogFormat(t *testing.T) {
+	r := newResponder(t, func(c net.Conn) {
+		readSome(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Hdr-Name: x-role\r\nX-Role: primary, rw\r\n\r\n")
+	})
+	rules := backendRules(t, w("option", "httpchk"),
+		w("http-check", "expect", "status", "200"),
+		w("http-check", "set-var(check.name)", "res.fhdr(x-hdr-name)"),
+		w("http-check", "expect", "hdr", "name-lf", "-m", "str", "%[var(check.name)]"),
+		w("http-check", "expect", "hdr", "name-lf", "%[res.fhdr(x-hdr-name)]", "value-lf", "%[res.hdr(x-role)]"),
+		w("http-check", "expect", "fhdr", "name", "x-role", "value-lf", "%[res.fhdr(x-role)]"))
+	wantOutcome(t, run(t, rules, r.target(), shortTO), StatusL7OK, 200, "")
+
+	rules = backendRules(t, w("option", "httpchk"),
+		w("http-check", "expect", "hdr", "name", "x-role", "value-lf", "%[res.fhdr(x-hdr-name)]"))
+	wantOutcome(t, run(t, rules, r.target(), shortTO), StatusL7Sts, 200, "OK")
+}

@@ -633,7 +633,7 @@ func (c *Check) targetLocked() (*Rules, Target) {
 	s := c.srv
 	t := Target{Addr: s.addr, Port: s.port, CheckAddr: c.set.Addr, CheckPort: c.set.Port,
 		SSL: c.set.SSL, SNI: c.set.SNI, ALPN: c.set.ALPN, SendProxy: c.set.SendProxy, TLS: c.set.TLS,
-		ServerDown: s.op == OpStopped}
+		ServerDown: s.op == OpStopped, Backend: s.Backend, Server: s.Name}
 	return c.set.Rules, t
 }
 

@@ -200,9 +200,16 @@ func (p *probe) expectHTTP(r *Rule, lastRead bool) evalRet {
 		}
 	case ExpectHTTPHeader:
 		match = false
+		name, value := e.hdrName, e.hdrValue
+		if e.hdrNameFmt != nil {
+			name = string(e.hdrNameFmt.build(p.env()))
+		}
+		if e.hdrValueFmt != nil {
+			value = string(e.hdrValueFmt.build(p.env()))
+		}
 	headers:
 		for _, h := range resp.headers {
-			if !matchValue(e.hdrNameMatch, h[0], e.hdrName, e, true) {
+			if !matchValue(e.hdrNameMatch, h[0], name, e, true) {
 				continue
 			}
 			if e.hdrValueMatch == MatchNone {
@@ -214,7 +221,7 @@ func (p *probe) expectHTTP(r *Rule, lastRead bool) evalRet {
 				vals = strings.Split(h[1], ",")
 			}
 			for _, v := range vals {
-				if matchValue(e.hdrValueMatch, strings.Trim(v, " \t"), e.hdrValue, e, false) {
+				if matchValue(e.hdrValueMatch, strings.Trim(v, " \t"), value, e, false) {
 					match = true
 					break headers
 				}

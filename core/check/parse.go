@@ -642,8 +642,15 @@ func parseExpect(words []string, prev []*Rule, http bool) (*Rule, error) {
 				return nil, err
 			}
 		}
-		if hdrNameFmt || hdrValueFmt {
-			return nil, errors.New("log-format header patterns ('name-lf', 'value-lf') are not supported")
+		if hdrNameFmt {
+			if e.hdrNameFmt, err = parseLogFormat(e.hdrName); err != nil {
+				return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", e.hdrName, err)
+			}
+		}
+		if hdrValueFmt {
+			if e.hdrValueFmt, err = parseLogFormat(e.hdrValue); err != nil {
+				return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", e.hdrValue, err)
+			}
 		}
 	}
 	// Every expect points back to the first inverted expect of its chain,

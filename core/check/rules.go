@@ -140,6 +140,9 @@ type ExpectRule struct {
 	hdrFull                     bool
 	hdrName, hdrValue           string
 	hdrNameRe, hdrValueRe       *regexp.Regexp
+	// hdrNameFmt and hdrValueFmt are the name-lf and value-lf patterns,
+	// built again at each probe.
+	hdrNameFmt, hdrValueFmt *logFormat
 }
 
 // Rule is one tcp-check rule.

@@ -12,7 +12,7 @@ import (
 
 // This file holds the small subset of HAProxy's sample language that
 // health-check rules need: the fetches var(), res.payload(), str(), int(),
-// bin() and date(), the converters hex, htonl, cut_crlf, ltrim, rtrim, lower
+// bin(), date(), be_name, srv_name, res.hdr() and res.fhdr(), the converters hex, htonl, cut_crlf, ltrim, rtrim, lower
 // and upper, and log-format strings made of text and %[expr] blocks.
 
 type valueKind uint8
@@ -54,6 +54,8 @@ type evalEnv struct {
 	vars map[string]value
 	resp []byte // bytes received since the last send
 	now  time.Time
+	// backend and server are the checked server's proxy and own names.
+	backend, server string
 }
 
 type fetchFn func(env *evalEnv, args []string) (value, bool)
@@ -96,7 +98,11 @@ var fetches = map[string]struct {
 		}
 		return value{kind: valBin, b: append([]byte(nil), d...)}, true
 	}, 2, 2},
-	"str": {func(_ *evalEnv, a []string) (value, bool) { return strValue(a[0]), true }, 1, 1},
+	"be_name":  {func(env *evalEnv, _ []string) (value, bool) { return strValue(env.backend), true }, 0, 0},
+	"srv_name": {func(env *evalEnv, _ []string) (value, bool) { return strValue(env.server), true }, 0, 0},
+	"res.fhdr": {func(env *evalEnv, a []string) (value, bool) { return resHeader(env, a[0], true) }, 1, 1},
+	"res.hdr":  {func(env *evalEnv, a []string) (value, bool) { return resHeader(env, a[0], false) }, 1, 1},
+	"str":      {func(_ *evalEnv, a []string) (value, bool) { return strValue(a[0]), true }, 1, 1},
 	"int": {func(_ *evalEnv, a []string) (value, bool) {
 		n, err := strconv.ParseInt(a[0], 10, 64)
 		return intValue(n), err == nil
@@ -300,6 +306,30 @@ func (e *sampleExpr) eval(env *evalEnv) (value, bool) {
 		}
 	}
 	return v, true
+}
+
+// resHeader returns the last value of header name in the HTTP response
+// received so far: the whole line when full (res.fhdr), else its last
+// comma-separated element (res.hdr).
+func resHeader(env *evalEnv, name string, full bool) (value, bool) {
+	resp := parseHTTPResponse(env.resp, true)
+	if resp == nil || resp.bad {
+		return value{}, false
+	}
+	for i := len(resp.headers) - 1; i >= 0; i-- {
+		h := resp.headers[i]
+		if !strings.EqualFold(h[0], name) {
+			continue
+		}
+		v := h[1]
+		if !full {
+			if k := strings.LastIndexByte(v, ','); k >= 0 {
+				v = v[k+1:]
+			}
+		}
+		return strValue(strings.Trim(v, " \t")), true
+	}
+	return value{}, false
 }
 
 // logFormat is a parsed log-format string: literal text and %[expr] blocks.
