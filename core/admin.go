@@ -40,6 +40,7 @@ var (
 	ErrNotInMaint     = errors.New("core: only servers in maintenance mode can be deleted")
 	ErrServerBusy     = errors.New("core: server still has connections attached to it")
 	ErrServerInUse    = errors.New("core: server is referenced by other configuration elements")
+	ErrMuxNotUsable   = errors.New("MUX protocol is not usable for server.")
 	ErrNoSSLContext   = errors.New("core: server has no ssl settings")
 	ErrNoResolution   = errors.New("core: no resolution is configured")
 	ErrAlreadyState   = errors.New("core: frontend already in the requested state")
@@ -213,6 +214,7 @@ type srvRuntime struct {
 	agentPort  int
 	agentSend  string
 	sslOn      int         // 1 ssl, 0 default, -1 no-ssl
+	sslKept    bool        // no-ssl over a default-server ssl: the settings exist, set server ssl may use them
 	refs       int         // references that forbid del server (track, use-server)
 	trackers   []*Server   // servers whose track names this one
 	trackedSrv *Server     // the server this one tracks
@@ -824,10 +826,22 @@ func (s *Server) DisableAgent() {
 	fireServer(s, SrvEvCheck)
 }
 
+// SSLSettable reports whether the server has ssl settings, from its line
+// or its default-server, that set server ssl can switch on.
+func (s *Server) SSLSettable() bool {
+	if s.SSL == 1 || len(s.SSLArgs) > 0 {
+		return true
+	}
+	r := s.rt()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sslKept
+}
+
 // SetSSL turns TLS to the server on or off; only servers whose
 // configuration (or default-server) has ssl settings can.
 func (s *Server) SetSSL(on bool) error {
-	if s.SSL == 0 && len(s.SSLArgs) == 0 {
+	if !s.SSLSettable() {
 		return ErrNoSSLContext
 	}
 	r := s.rt()
@@ -863,6 +877,9 @@ func (s *Server) ShutdownSessions() { fireServer(s, SrvEvShutdownSessions) }
 func (p *Proxy) AddServer(name, addr string, args []string) (*Server, []error) {
 	if p.StaticLB() {
 		return nil, []error{ErrNotDynamicLB}
+	}
+	if err := checkMuxProto(p, args); err != nil {
+		return nil, []error{err}
 	}
 	s, errs := NewServer(p, name, addr, args)
 	for _, e := range errs {
@@ -907,6 +924,37 @@ func (p *Proxy) AddServer(name, addr string, args []string) (*Server, []error) {
 	p.srvList.Store(&list)
 	fireServer(s, SrvEvAdded)
 	return s, nil
+}
+
+// serverMuxes are the multiplexers a server's proto may name, and whether
+// each is usable in a TCP backend (none is, in HAProxy 2.6).
+var serverMuxes = map[string]bool{"h1": false, "h2": false, "fcgi": false, "none": false}
+
+// checkMuxProto validates add server's proto keyword as HAProxy does
+// before it creates the server: goha itself speaks HTTP/1 to servers
+// whatever the keyword names.
+func checkMuxProto(p *Proxy, args []string) error {
+	for i := 0; i < len(args); i++ {
+		kw := args[i]
+		if kw != "proto" {
+			if k, ok := serverKeywords[kw]; ok {
+				i += k.Args
+			}
+			continue
+		}
+		if i+1 >= len(args) || args[i+1] == "" {
+			return errors.New("'proto' : missing value.")
+		}
+		tcpOK, known := serverMuxes[args[i+1]]
+		if !known {
+			return fmt.Errorf("'proto' :  unknown MUX protocol '%s'.", args[i+1])
+		}
+		if p.Mode == ModeTCP && !tcpOK {
+			return ErrMuxNotUsable
+		}
+		i++
+	}
+	return nil
 }
 
 func isWarn(e error) bool {

@@ -293,6 +293,10 @@ func NewServer(p *Proxy, name, addr string, args []string) (*Server, []error) {
 	var errs []error
 	id := 0
 	errs = append(errs, applyServerArgs(&s.ServerConf, name, args, false, &id)...)
+	if s.SSL == -1 && p.DefaultServer.SSL == 1 {
+		// HAProxy keeps the inherited ssl settings of a no-ssl server
+		s.rt().sslKept = true
+	}
 	if id > 0 {
 		s.ID, s.ForcedID = id, true
 	}

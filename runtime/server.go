@@ -208,7 +208,7 @@ func cmdSetServer(c *Ctx) {
 		}
 		c.Warn(fmt.Sprintf("%s/%s changed its FQDN from %s to %s by '%s'", s.Proxy.Name, s.Name, old, c.Arg(4), updater))
 	case "ssl":
-		if s.SSL == 0 && len(s.SSLArgs) == 0 {
+		if !s.SSLSettable() {
 			c.Err("'set server <srv> ssl' cannot be set.  default-server should define ssl settings")
 			return
 		}

@@ -1,0 +1,71 @@
+//go:build regtest
+
+package runtime_test
+
+import (
+	"strings"
+	"testing"
+)
+
+const dynCfgTmpl = `global
+%s
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 5s
+    timeout server 5s
+frontend fe1
+    bind 127.0.0.1:%d
+    default_backend test0
+backend test0
+    balance random
+    server www0 127.0.0.1:%d no-ssl
+    default-server ssl verify none
+    server www1 127.0.0.1:%d no-ssl
+    server www2 127.0.0.1:%d
+backend test1
+    server www0 127.0.0.1:%d no-ssl
+backend tcpbe
+    mode tcp
+    balance random
+`
+
+// TestDynamicServerReplies pins add server's MUX protocol checks and set
+// server ssl's rule that only servers given ssl settings (through
+// default-server too) may switch it, against HAProxy's replies.
+func TestDynamicServerReplies(t *testing.T) {
+	p := startWith(t, dynCfgTmpl)
+	cmds := []string{
+		"set server test0/www0 ssl on", "set server test1/www0 ssl on",
+		"set server test0/www1 ssl on", "set server test0/www1 ssl off", "set server test0/www2 ssl off",
+		"show servers state test0", "show servers state test1",
+		"add server tcpbe/a1 127.0.0.1:1 proto h2", "add server tcpbe/a2 127.0.0.1:1 proto h1",
+		"add server tcpbe/a3 127.0.0.1:1 proto fcgi", "add server tcpbe/a4 127.0.0.1:1 proto none",
+		"add server tcpbe/a5 127.0.0.1:1 proto foo", "add server test0/b1 127.0.0.1:1 proto h2",
+		"add server test0/b2 127.0.0.1:1 proto h1", "add server test0/b3 127.0.0.1:1 proto fcgi",
+		"add server test0/b4 127.0.0.1:1 proto none", "add server test0/b5 127.0.0.1:1 proto H2",
+		"add server test0/b6 127.0.0.1:1 proto", "show servers state tcpbe",
+	}
+	for _, c := range cmds {
+		h, g := p.both(t, "admin", c+"\n")
+		h, g = maskTimes(mask(h)), maskTimes(mask(g))
+		if strings.HasPrefix(c, "show servers state") {
+			// the column of seconds since the last change differs by when each started
+			h, g = dropCol(h, 9), dropCol(g, 9)
+		}
+		if h != g {
+			t.Errorf("%q:\n--- haproxy:\n%s--- goha:\n%s", c, h, g)
+		}
+	}
+}
+
+func dropCol(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) > n && !strings.HasPrefix(l, "#") {
+			lines[i] = strings.Join(append(f[:n:n], f[n+1:]...), " ")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
