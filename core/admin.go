@@ -872,9 +872,10 @@ func (s *Server) SetFQDN(name string) error {
 // ShutdownSessions asks the data path to kill the server's streams.
 func (s *Server) ShutdownSessions() { fireServer(s, SrvEvShutdownSessions) }
 
-// AddServer creates a dynamic server in backend p from `add server`'s
-// words. It starts in forced maintenance with its checks not enabled.
-func (p *Proxy) AddServer(name, addr string, args []string) (*Server, []error) {
+// AddServer creates a dynamic server in backend p of configuration c
+// from `add server`'s words. It starts in forced maintenance with its
+// checks not enabled; a server it tracks is looked up in c.
+func (p *Proxy) AddServer(c *Config, name, addr string, args []string) (*Server, []error) {
 	if p.StaticLB() {
 		return nil, []error{ErrNotDynamicLB}
 	}
@@ -886,6 +887,14 @@ func (p *Proxy) AddServer(name, addr string, args []string) (*Server, []error) {
 		if !isWarn(e) {
 			return nil, errs
 		}
+	}
+	var tracked *Server
+	if s.Track != "" {
+		t, err := dynamicTrackTarget(c, p, s.Track)
+		if err != nil {
+			return nil, []error{err}
+		}
+		tracked = t
 	}
 	p.lbMu.Lock()
 	defer p.lbMu.Unlock()
@@ -920,10 +929,51 @@ func (p *Proxy) AddServer(name, addr string, args []string) (*Server, []error) {
 	s.CheckStatus.Store(HChkIni)
 	s.rt().fresh.Store(true)
 	s.touch()
+	if tracked != nil {
+		// Newest first, as HAProxy chains a server's trackers, so that
+		// state changes reach (and are logged for) the newest first.
+		tr := tracked.rt()
+		tr.mu.Lock()
+		tr.trackers = append([]*Server{s}, tr.trackers...)
+		tr.mu.Unlock()
+		r := s.rt()
+		r.mu.Lock()
+		r.trackedSrv = tracked
+		r.mu.Unlock()
+	}
 	list = append(list, s)
 	p.srvList.Store(&list)
 	fireServer(s, SrvEvAdded)
 	return s, nil
+}
+
+// dynamicTrackTarget resolves a dynamic server's track argument, which
+// must name a static server that is checked or itself tracks one.
+func dynamicTrackTarget(c *Config, p *Proxy, ref string) (*Server, error) {
+	beName, srvName := p.Name, ref
+	if i := strings.IndexByte(ref, '/'); i >= 0 {
+		beName, srvName = ref[:i], ref[i+1:]
+	}
+	var be *Proxy
+	if c != nil {
+		be = c.FindProxy(beName, CapBE)
+	} else if beName == p.Name {
+		be = p
+	}
+	if be == nil {
+		return nil, fmt.Errorf("unable to find required proxy '%s' for tracking.", beName)
+	}
+	t := be.FindServer(srvName)
+	if t == nil {
+		return nil, fmt.Errorf("unable to find required server '%s' for tracking.", srvName)
+	}
+	if t.Dynamic {
+		return nil, fmt.Errorf("unable to use %s/%s for tracking as it is a dynamic server.", beName, srvName)
+	}
+	if !t.Check && !t.Agent && t.Track == "" {
+		return nil, fmt.Errorf("unable to use %s/%s for tracking as it does not have any check nor agent enabled.", beName, srvName)
+	}
+	return t, nil
 }
 
 // serverMuxes are the multiplexers a server's proto may name, and whether
@@ -1001,6 +1051,18 @@ func (p *Proxy) DelServer(s *Server) error {
 		p.srvList.Store(&list)
 	}
 	p.lbMu.Unlock()
+	if t := s.tracked(); t != nil {
+		tr := t.rt()
+		tr.mu.Lock()
+		kept := make([]*Server, 0, len(tr.trackers))
+		for _, o := range tr.trackers {
+			if o != s {
+				kept = append(kept, o)
+			}
+		}
+		tr.trackers = kept
+		tr.mu.Unlock()
+	}
 	fireServer(s, SrvEvDeleted)
 	srvRT.Delete(s)
 	p.updateBackendState()

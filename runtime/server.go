@@ -405,7 +405,7 @@ func cmdAddServer(c *Ctx) {
 		c.Err("Already exists a server with the same name in backend.")
 		return
 	}
-	_, errs := p.AddServer(name, c.Arg(3), c.Args[4:])
+	_, errs := p.AddServer(c.Proc.Conf, name, c.Arg(3), c.Args[4:])
 	for _, err := range errs {
 		switch {
 		case errors.Is(err, core.ErrServerExists):

@@ -69,3 +69,63 @@ func dropCol(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+const trackCfgTmpl = `global
+%s
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 5s
+    timeout server 5s
+frontend fe1
+    bind 127.0.0.1:%d
+    default_backend be1
+backend be_first
+    server first 127.0.0.1:%d check inter 1h
+backend be_check
+    balance roundrobin
+    server srv_check 127.0.0.1:%d check inter 1h
+    server srv_no_check 127.0.0.1:%d
+backend be1
+    balance roundrobin
+    server srv 127.0.0.1:%d check inter 1h
+`
+
+// TestDynamicServerTrack pins add server's track: the servers it may not
+// track, a dynamic tracker following its server in and out of
+// maintenance, and del server unlinking it, against HAProxy's replies and
+// states. HAProxy runs the first server's check at once and spreads the
+// others over their interval: be_first takes that first check, and the
+// servers tracked are checked tens of minutes later, so their states
+// change only through the commands.
+func TestDynamicServerTrack(t *testing.T) {
+	p := startWith(t, trackCfgTmpl)
+	cmds := []string{
+		"add server be_check/s1 127.0.0.1:1 track be_check/srv_no_check",
+		"add server be_check/s1 127.0.0.1:1 track be_check/srv_check",
+		"add server be_check/s3 127.0.0.1:1 track be_check/s1",
+		"add server be_check/s4 127.0.0.1:1 track nosuch/x",
+		"add server be_check/s5 127.0.0.1:1 track be_check/nosuch",
+		"add server be_check/s6 127.0.0.1:1 track srv_check",
+		"show servers state be_check",
+		"add server be1/s1 127.0.0.1:1 track be1/srv", "add server be1/s2 127.0.0.1:1 track be1/srv",
+		"add server be1/s3 127.0.0.1:1 track be1/srv",
+		"enable server be1/s1", "enable server be1/s2", "enable server be1/s3", "show servers state be1",
+		"disable server be1/srv", "show servers state be1", "del server be1/srv", "del server be1/s1",
+		"enable server be1/srv", "show servers state be1",
+		"disable server be1/s3", "del server be1/s3", "disable server be1/srv", "show servers state be1",
+		"enable server be1/srv", "show servers state be1",
+		"add server be1/c1 127.0.0.1:1 check", "enable health be1/c1", "add server be1/c2 127.0.0.1:1 agent-check agent-port 1",
+		"enable agent be1/c2", "show servers state be1",
+	}
+	for _, c := range cmds {
+		h, g := p.both(t, "admin", c+"\n")
+		h, g = maskTimes(mask(h)), maskTimes(mask(g))
+		if strings.HasPrefix(c, "show servers state") {
+			h, g = dropCol(h, 9), dropCol(g, 9)
+		}
+		if h != g {
+			t.Errorf("%q:\n--- haproxy:\n%s--- goha:\n%s", c, h, g)
+		}
+	}
+}
