@@ -941,6 +941,7 @@ func (p *Proxy) AddServer(c *Config, name, addr string, args []string) (*Server,
 		r.trackedSrv = tracked
 		r.mu.Unlock()
 	}
+	s.prepareDynamicChecks()
 	list = append(list, s)
 	p.srvList.Store(&list)
 	fireServer(s, SrvEvAdded)

@@ -132,6 +132,42 @@ func (s *Server) checkConfig() check.ServerConfig {
 	return cfg
 }
 
+// prepareDynamicChecks builds the checks of a server add server creates:
+// configured, but neither enabled nor probing until enable health or
+// enable agent, as in HAProxy.
+func (s *Server) prepareDynamicChecks() {
+	if !s.Check && !s.Agent {
+		return
+	}
+	c := check.NewServer(s.checkConfig(), checkReporter{s})
+	if c.Health != nil {
+		c.Health.Disable()
+	}
+	if c.Agent != nil {
+		c.Agent.Disable()
+	}
+	s.chk = c
+}
+
+// addChecks schedules a dynamic server's checks, starting the scheduler
+// when the configuration had no checked server.
+func (proc *Process) addChecks(c *check.Server) {
+	proc.checksMu.Lock()
+	if proc.checks == nil {
+		proc.checks = check.NewScheduler(proc.Conf.Global.SpreadChecks, 0)
+		proc.OnStop(proc.checks.Stop)
+	}
+	sc := proc.checks
+	proc.checksMu.Unlock()
+	sc.Add(c)
+}
+
+func (proc *Process) checkScheduler() *check.Scheduler {
+	proc.checksMu.Lock()
+	defer proc.checksMu.Unlock()
+	return proc.checks
+}
+
 // startChecks builds the checks of every checked server and starts the
 // scheduler, spreading first probes over the interval.
 func startChecks(proc *Process) error {
@@ -326,6 +362,16 @@ func checkSettingsChanged(s *Server, ev ServerEvent) {
 		return
 	}
 	switch ev {
+	case SrvEvAdded:
+		if v, ok := running.Load(s.Proxy); ok {
+			v.(*Process).addChecks(c)
+		}
+	case SrvEvDeleted:
+		if v, ok := running.Load(s.Proxy); ok {
+			if sc := v.(*Process).checkScheduler(); sc != nil {
+				sc.Remove(c)
+			}
+		}
 	case SrvEvCheck:
 		if c.Health != nil {
 			if s.CheckState.Load()&ChkStEnabled != 0 {

@@ -54,7 +54,8 @@ type Process struct {
 	connFreed    chan struct{}
 	softStopping atomic.Bool
 	checks       *check.Scheduler
-	idle         *parker // idle keep-alive connections; nil if epoll is unavailable
+	checksMu     sync.Mutex // guards checks, which add server may create
+	idle         *parker    // idle keep-alive connections; nil if epoll is unavailable
 	ctxOnce      sync.Once
 	ctx          context.Context
 
