@@ -1404,3 +1404,27 @@ func backupWord(s *Server) string {
 	}
 	return ""
 }
+
+// CountAccepted counts a connection accepted on thread (a frontend's or
+// the stats socket's), as HAProxy's show activity does per thread.
+func (proc *Process) CountAccepted(thread int) {
+	if len(proc.accepted) > 0 {
+		proc.accepted[thread%len(proc.accepted)].Add(1)
+	}
+}
+
+// Accepted returns the per-thread counts of accepted connections.
+func (proc *Process) Accepted() []uint32 {
+	out := make([]uint32, len(proc.accepted))
+	for i := range proc.accepted {
+		out[i] = proc.accepted[i].Load()
+	}
+	return out
+}
+
+// ClearAccepted resets the counts (clear counters all).
+func (proc *Process) ClearAccepted() {
+	for i := range proc.accepted {
+		proc.accepted[i].Store(0)
+	}
+}
