@@ -417,6 +417,7 @@ func inherited(mode uint32) uint32 {
 func (s *Server) setAdminFlag(mode uint32) {
 	s.mu.Lock()
 	old := s.admin.Load()
+	wasDown := s.op.Load() == OpStopped
 	n := old | mode
 	s.admin.Store(n)
 	if old&AdminMaint == 0 && n&AdminMaint != 0 {
@@ -434,6 +435,10 @@ func (s *Server) setAdminFlag(mode uint32) {
 	// HAProxy pauses only the health check in maintenance, and reports the
 	// forced changes on its standard error and logs.
 	switch {
+	case mode == AdminFMaint && old&AdminMaint == 0 && wasDown:
+		s.logLine("was DOWN and now enters maintenance.")
+	case mode == AdminIMaint && old&AdminMaint == 0 && wasDown:
+		s.logLine("was DOWN and now enters maintenance via " + s.trackedName() + ".")
 	case mode == AdminFMaint && old&AdminMaint == 0:
 		s.logAdmin("is going DOWN for maintenance", true)
 	case mode == AdminIMaint && old&AdminMaint == 0:
@@ -547,6 +552,14 @@ func (s *Server) tracked() *Server {
 // passes it on to the servers tracking s. The check package reports
 // through it.
 func (s *Server) SetOperational(op uint32) {
+	s.setOperationalSelf(op)
+	for _, t := range s.trackers() {
+		t.SetOperational(op)
+	}
+}
+
+// setOperationalSelf is SetOperational without the trackers.
+func (s *Server) setOperationalSelf(op uint32) {
 	s.mu.Lock()
 	changed := false
 	if s.admin.Load()&AdminMaint == 0 && s.op.Load() != op {
@@ -556,9 +569,6 @@ func (s *Server) SetOperational(op uint32) {
 	s.mu.Unlock()
 	if changed {
 		s.stateChanged(SrvEvState)
-	}
-	for _, t := range s.trackers() {
-		t.SetOperational(op)
 	}
 }
 
@@ -599,7 +609,7 @@ func (s *Server) SetHealth(h int) error {
 		p := s.Proxy
 		act, bck := p.usableCounts()
 		p.logEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, check.Reason{Text: "changed from CLI"},
-			check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), 4)
+			check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), stateLevel(after))
 	}
 	s.touch()
 	return nil
@@ -1377,7 +1387,11 @@ func (s *Server) logAdmin(what string, down bool) {
 		msg = fmt.Sprintf("%sServer %s/%s %s. %d active and %d backup servers online.%s 0 sessions requeued, %d total in queue.",
 			backupWord(s), p.Name, s.Name, what, act, bck, onBackup, p.BE.Qcur.Load())
 	}
-	p.logEvent(msg, 4)
+	level := logNotice
+	if down {
+		level = logAlert
+	}
+	p.logEvent(msg, level)
 	if down && act == 0 && bck == 0 {
 		p.logEventText(check.NoServerText(capName(p.Cap), p.Name, false),
 			check.NoServerText(capName(p.Cap), p.Name, true), 0)
@@ -1394,7 +1408,7 @@ func (s *Server) trackedName() string {
 
 func (s *Server) logLine(what string) {
 	if s.Proxy != nil {
-		s.Proxy.logEvent(fmt.Sprintf("%sServer %s/%s %s", backupWord(s), s.Proxy.Name, s.Name, what), 4)
+		s.Proxy.logEvent(fmt.Sprintf("%sServer %s/%s %s", backupWord(s), s.Proxy.Name, s.Name, what), logNotice)
 	}
 }
 

@@ -209,7 +209,7 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	}
 	p := s.Proxy
 	if rep.Logged && p.LogHealthChecks {
-		p.logEvent(check.CheckLogText(&rep, s.Backup, p.Name, s.Name, s.UWeight() == 0), 6)
+		p.logEvent(check.CheckLogText(&rep, s.Backup, p.Name, s.Name, s.UWeight() == 0), logNotice)
 	}
 	if s.AdminState()&AdminMaint != 0 {
 		return
@@ -229,12 +229,11 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	if s.OpState() == op {
 		return
 	}
-	// SetOperational counts the down transition (setOpLocked) and passes
-	// the state on to the trackers; HAProxy logs each tracker that changed
-	// ("Server be2/t1 is DOWN via be/s1."), so their states are taken
-	// before.
+	// The state reaches the server, then each tracker depth first, and
+	// HAProxy logs each change ("Server be2/t1 is DOWN via be/s1.") as it
+	// is made, so that every line counts the servers left at that moment.
 	trk := trackerOps(s, nil)
-	s.SetOperational(op)
+	s.setOperationalSelf(op)
 	if s.chk != nil {
 		s.chk.SetOpState(check.OpState(op))
 	}
@@ -244,6 +243,7 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	}
 	logStateChange(s, ev, op, why)
 	for _, t := range trk {
+		t.s.setOperationalSelf(op)
 		if t.s.OpState() != op || t.op == op {
 			continue
 		}
@@ -258,7 +258,7 @@ func logStateChange(s *Server, ev check.StateEvent, op uint32, why check.Reason)
 	p := s.Proxy
 	act, bck := p.usableCounts()
 	p.logEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, why,
-		check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), 4)
+		check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), stateLevel(op))
 	if act == 0 && bck == 0 && op == OpStopped {
 		// HAProxy quotes the backend's name on stderr but not in syslog.
 		p.logEventText(check.NoServerText(capName(p.Cap), p.Name, false),
@@ -339,15 +339,30 @@ func (p *Proxy) logEvent(msg string, level int) {
 	p.logEventText(msg, msg, level)
 }
 
+// Syslog levels of server events. On stderr HAProxy prints them all as
+// warnings, but a backend left without servers as an alert.
+const (
+	logEmerg  = 0
+	logAlert  = 1
+	logNotice = 5
+)
+
+// stateLevel is the syslog level of a server's move to op: going down is
+// an alert, anything else a notice.
+func stateLevel(op uint32) int {
+	if op == OpStopped {
+		return logAlert
+	}
+	return logNotice
+}
+
 // logEventText is logEvent for events whose stderr text differs from the
 // syslog one.
 func (p *Proxy) logEventText(msg, syslog string, level int) {
 	if out := eventOut; out != nil {
 		tag := "[WARNING]  "
-		if level <= 3 {
+		if level == logEmerg {
 			tag = "[ALERT]    "
-		} else if level >= 5 {
-			tag = "[NOTICE]   "
 		}
 		fmt.Fprintf(out, "%s(%d) : %s\n", tag, pidNow(), msg)
 	}
