@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"goha/core/check"
+	"goha/ring"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -40,6 +41,7 @@ var (
 	ErrNotInMaint     = errors.New("core: only servers in maintenance mode can be deleted")
 	ErrServerBusy     = errors.New("core: server still has connections attached to it")
 	ErrServerInUse    = errors.New("core: server is referenced by other configuration elements")
+	ErrMuxNotUsable   = errors.New("MUX protocol is not usable for server.")
 	ErrNoSSLContext   = errors.New("core: server has no ssl settings")
 	ErrNoResolution   = errors.New("core: no resolution is configured")
 	ErrAlreadyState   = errors.New("core: frontend already in the requested state")
@@ -213,6 +215,7 @@ type srvRuntime struct {
 	agentPort  int
 	agentSend  string
 	sslOn      int         // 1 ssl, 0 default, -1 no-ssl
+	sslKept    bool        // no-ssl over a default-server ssl: the settings exist, set server ssl may use them
 	refs       int         // references that forbid del server (track, use-server)
 	trackers   []*Server   // servers whose track names this one
 	trackedSrv *Server     // the server this one tracks
@@ -415,6 +418,7 @@ func inherited(mode uint32) uint32 {
 func (s *Server) setAdminFlag(mode uint32) {
 	s.mu.Lock()
 	old := s.admin.Load()
+	wasDown := s.op.Load() == OpStopped
 	n := old | mode
 	s.admin.Store(n)
 	if old&AdminMaint == 0 && n&AdminMaint != 0 {
@@ -432,6 +436,10 @@ func (s *Server) setAdminFlag(mode uint32) {
 	// HAProxy pauses only the health check in maintenance, and reports the
 	// forced changes on its standard error and logs.
 	switch {
+	case mode == AdminFMaint && old&AdminMaint == 0 && wasDown:
+		s.logLine("was DOWN and now enters maintenance.")
+	case mode == AdminIMaint && old&AdminMaint == 0 && wasDown:
+		s.logLine("was DOWN and now enters maintenance via " + s.trackedName() + ".")
 	case mode == AdminFMaint && old&AdminMaint == 0:
 		s.logAdmin("is going DOWN for maintenance", true)
 	case mode == AdminIMaint && old&AdminMaint == 0:
@@ -545,6 +553,14 @@ func (s *Server) tracked() *Server {
 // passes it on to the servers tracking s. The check package reports
 // through it.
 func (s *Server) SetOperational(op uint32) {
+	s.setOperationalSelf(op)
+	for _, t := range s.trackers() {
+		t.SetOperational(op)
+	}
+}
+
+// setOperationalSelf is SetOperational without the trackers.
+func (s *Server) setOperationalSelf(op uint32) {
 	s.mu.Lock()
 	changed := false
 	if s.admin.Load()&AdminMaint == 0 && s.op.Load() != op {
@@ -554,9 +570,6 @@ func (s *Server) SetOperational(op uint32) {
 	s.mu.Unlock()
 	if changed {
 		s.stateChanged(SrvEvState)
-	}
-	for _, t := range s.trackers() {
-		t.SetOperational(op)
 	}
 }
 
@@ -597,7 +610,7 @@ func (s *Server) SetHealth(h int) error {
 		p := s.Proxy
 		act, bck := p.usableCounts()
 		p.logEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, check.Reason{Text: "changed from CLI"},
-			check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), 4)
+			check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), stateChangeLevel(s, ev, before))
 	}
 	s.touch()
 	return nil
@@ -824,10 +837,22 @@ func (s *Server) DisableAgent() {
 	fireServer(s, SrvEvCheck)
 }
 
+// SSLSettable reports whether the server has ssl settings, from its line
+// or its default-server, that set server ssl can switch on.
+func (s *Server) SSLSettable() bool {
+	if s.SSL == 1 || len(s.SSLArgs) > 0 {
+		return true
+	}
+	r := s.rt()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sslKept
+}
+
 // SetSSL turns TLS to the server on or off; only servers whose
 // configuration (or default-server) has ssl settings can.
 func (s *Server) SetSSL(on bool) error {
-	if s.SSL == 0 && len(s.SSLArgs) == 0 {
+	if !s.SSLSettable() {
 		return ErrNoSSLContext
 	}
 	r := s.rt()
@@ -858,17 +883,29 @@ func (s *Server) SetFQDN(name string) error {
 // ShutdownSessions asks the data path to kill the server's streams.
 func (s *Server) ShutdownSessions() { fireServer(s, SrvEvShutdownSessions) }
 
-// AddServer creates a dynamic server in backend p from `add server`'s
-// words. It starts in forced maintenance with its checks not enabled.
-func (p *Proxy) AddServer(name, addr string, args []string) (*Server, []error) {
+// AddServer creates a dynamic server in backend p of configuration c
+// from `add server`'s words. It starts in forced maintenance with its
+// checks not enabled; a server it tracks is looked up in c.
+func (p *Proxy) AddServer(c *Config, name, addr string, args []string) (*Server, []error) {
 	if p.StaticLB() {
 		return nil, []error{ErrNotDynamicLB}
+	}
+	if err := checkMuxProto(p, args); err != nil {
+		return nil, []error{err}
 	}
 	s, errs := NewServer(p, name, addr, args)
 	for _, e := range errs {
 		if !isWarn(e) {
 			return nil, errs
 		}
+	}
+	var tracked *Server
+	if s.Track != "" {
+		t, err := dynamicTrackTarget(c, p, s.Track)
+		if err != nil {
+			return nil, []error{err}
+		}
+		tracked = t
 	}
 	p.lbMu.Lock()
 	defer p.lbMu.Unlock()
@@ -903,10 +940,83 @@ func (p *Proxy) AddServer(name, addr string, args []string) (*Server, []error) {
 	s.CheckStatus.Store(HChkIni)
 	s.rt().fresh.Store(true)
 	s.touch()
+	if tracked != nil {
+		// Newest first, as HAProxy chains a server's trackers, so that
+		// state changes reach (and are logged for) the newest first.
+		tr := tracked.rt()
+		tr.mu.Lock()
+		tr.trackers = append([]*Server{s}, tr.trackers...)
+		tr.mu.Unlock()
+		r := s.rt()
+		r.mu.Lock()
+		r.trackedSrv = tracked
+		r.mu.Unlock()
+	}
+	s.prepareDynamicChecks(&c.Global)
 	list = append(list, s)
 	p.srvList.Store(&list)
 	fireServer(s, SrvEvAdded)
 	return s, nil
+}
+
+// dynamicTrackTarget resolves a dynamic server's track argument, which
+// must name a static server that is checked or itself tracks one.
+func dynamicTrackTarget(c *Config, p *Proxy, ref string) (*Server, error) {
+	beName, srvName := p.Name, ref
+	if i := strings.IndexByte(ref, '/'); i >= 0 {
+		beName, srvName = ref[:i], ref[i+1:]
+	}
+	var be *Proxy
+	if c != nil {
+		be = c.FindProxy(beName, CapBE)
+	} else if beName == p.Name {
+		be = p
+	}
+	if be == nil {
+		return nil, fmt.Errorf("unable to find required proxy '%s' for tracking.", beName)
+	}
+	t := be.FindServer(srvName)
+	if t == nil {
+		return nil, fmt.Errorf("unable to find required server '%s' for tracking.", srvName)
+	}
+	if t.Dynamic {
+		return nil, fmt.Errorf("unable to use %s/%s for tracking as it is a dynamic server.", beName, srvName)
+	}
+	if !t.Check && !t.Agent && t.Track == "" {
+		return nil, fmt.Errorf("unable to use %s/%s for tracking as it does not have any check nor agent enabled.", beName, srvName)
+	}
+	return t, nil
+}
+
+// serverMuxes are the multiplexers a server's proto may name, and whether
+// each is usable in a TCP backend (none is, in HAProxy 2.6).
+var serverMuxes = map[string]bool{"h1": false, "h2": false, "fcgi": false, "none": false}
+
+// checkMuxProto validates add server's proto keyword as HAProxy does
+// before it creates the server: goha itself speaks HTTP/1 to servers
+// whatever the keyword names.
+func checkMuxProto(p *Proxy, args []string) error {
+	for i := 0; i < len(args); i++ {
+		kw := args[i]
+		if kw != "proto" {
+			if k, ok := serverKeywords[kw]; ok {
+				i += k.Args
+			}
+			continue
+		}
+		if i+1 >= len(args) || args[i+1] == "" {
+			return errors.New("'proto' : missing value.")
+		}
+		tcpOK, known := serverMuxes[args[i+1]]
+		if !known {
+			return fmt.Errorf("'proto' :  unknown MUX protocol '%s'.", args[i+1])
+		}
+		if p.Mode == ModeTCP && !tcpOK {
+			return ErrMuxNotUsable
+		}
+		i++
+	}
+	return nil
 }
 
 func isWarn(e error) bool {
@@ -953,6 +1063,18 @@ func (p *Proxy) DelServer(s *Server) error {
 		p.srvList.Store(&list)
 	}
 	p.lbMu.Unlock()
+	if t := s.tracked(); t != nil {
+		tr := t.rt()
+		tr.mu.Lock()
+		kept := make([]*Server, 0, len(tr.trackers))
+		for _, o := range tr.trackers {
+			if o != s {
+				kept = append(kept, o)
+			}
+		}
+		tr.trackers = kept
+		tr.mu.Unlock()
+	}
 	fireServer(s, SrvEvDeleted)
 	srvRT.Delete(s)
 	p.updateBackendState()
@@ -1271,10 +1393,14 @@ func (s *Server) logAdmin(what string, down bool) {
 		msg = fmt.Sprintf("%sServer %s/%s %s. %d active and %d backup servers online.%s 0 sessions requeued, %d total in queue.",
 			backupWord(s), p.Name, s.Name, what, act, bck, onBackup, p.BE.Qcur.Load())
 	}
-	p.logEvent(msg, 4)
+	level := ring.LevelNotice
+	if down {
+		level = ring.LevelAlert
+	}
+	p.logEvent(msg, level)
 	if down && act == 0 && bck == 0 {
 		p.logEventText(check.NoServerText(capName(p.Cap), p.Name, false),
-			check.NoServerText(capName(p.Cap), p.Name, true), 0)
+			check.NoServerText(capName(p.Cap), p.Name, true), ring.LevelEmerg)
 	}
 }
 
@@ -1288,7 +1414,7 @@ func (s *Server) trackedName() string {
 
 func (s *Server) logLine(what string) {
 	if s.Proxy != nil {
-		s.Proxy.logEvent(fmt.Sprintf("%sServer %s/%s %s", backupWord(s), s.Proxy.Name, s.Name, what), 4)
+		s.Proxy.logEvent(fmt.Sprintf("%sServer %s/%s %s", backupWord(s), s.Proxy.Name, s.Name, what), ring.LevelNotice)
 	}
 }
 
@@ -1297,4 +1423,28 @@ func backupWord(s *Server) string {
 		return "Backup "
 	}
 	return ""
+}
+
+// CountAccepted counts a connection accepted on thread (a frontend's or
+// the stats socket's), as HAProxy's show activity does per thread.
+func (proc *Process) CountAccepted(thread int) {
+	if len(proc.accepted) > 0 {
+		proc.accepted[thread%len(proc.accepted)].Add(1)
+	}
+}
+
+// Accepted returns the per-thread counts of accepted connections.
+func (proc *Process) Accepted() []uint32 {
+	out := make([]uint32, len(proc.accepted))
+	for i := range proc.accepted {
+		out[i] = proc.accepted[i].Load()
+	}
+	return out
+}
+
+// ClearAccepted resets the counts (clear counters all).
+func (proc *Process) ClearAccepted() {
+	for i := range proc.accepted {
+		proc.accepted[i].Store(0)
+	}
 }

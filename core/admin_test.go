@@ -159,17 +159,17 @@ func TestAddDelServer(t *testing.T) {
 			deleted = s
 		}
 	})
-	s, errs := rr.AddServer("d", "127.0.0.1:9", []string{"weight", "7", "check"})
+	s, errs := rr.AddServer(c, "d", "127.0.0.1:9", []string{"weight", "7", "check"})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	if added != s || s.ID != 5 || s.AdminState() != AdminFMaint || s.CheckState.Load() != ChkStConfigured || s.EWeight() != 1 {
 		t.Errorf("added: id %d admin %d check %d eweight %d", s.ID, s.AdminState(), s.CheckState.Load(), s.EWeight())
 	}
-	if _, errs := rr.AddServer("d", "127.0.0.1:9", nil); len(errs) != 1 || !errors.Is(errs[0], ErrServerExists) {
+	if _, errs := rr.AddServer(c, "d", "127.0.0.1:9", nil); len(errs) != 1 || !errors.Is(errs[0], ErrServerExists) {
 		t.Errorf("duplicate: %v", errs)
 	}
-	if _, errs := c.FindProxy("st", CapBE).AddServer("z", "127.0.0.1:9", nil); len(errs) != 1 || !errors.Is(errs[0], ErrNotDynamicLB) {
+	if _, errs := c.FindProxy("st", CapBE).AddServer(c, "z", "127.0.0.1:9", nil); len(errs) != 1 || !errors.Is(errs[0], ErrNotDynamicLB) {
 		t.Errorf("static backend: %v", errs)
 	}
 	_, a := c.FindServerRef("rr", "a")

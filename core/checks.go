@@ -137,14 +137,57 @@ func (s *Server) checkConfig() check.ServerConfig {
 	return cfg
 }
 
+// prepareDynamicChecks builds the checks of a server add server creates:
+// configured, but neither enabled nor probing until enable health or
+// enable agent, as in HAProxy.
+func (s *Server) prepareDynamicChecks(g *Global) {
+	if !s.Check && !s.Agent {
+		return
+	}
+	c := check.NewServer(s.checkConfig(), checkReporter{s, checkNode(g)})
+	if c.Health != nil {
+		c.Health.Disable()
+	}
+	if c.Agent != nil {
+		c.Agent.Disable()
+	}
+	s.chk = c
+}
+
+// addChecks schedules a dynamic server's checks, starting the scheduler
+// when the configuration had no checked server.
+func (proc *Process) addChecks(c *check.Server) {
+	proc.checksMu.Lock()
+	if proc.checks == nil {
+		proc.checks = check.NewScheduler(proc.Conf.Global.SpreadChecks, 0)
+		proc.OnStop(proc.checks.Stop)
+	}
+	sc := proc.checks
+	proc.checksMu.Unlock()
+	sc.Add(c)
+}
+
+func (proc *Process) checkScheduler() *check.Scheduler {
+	proc.checksMu.Lock()
+	defer proc.checksMu.Unlock()
+	return proc.checks
+}
+
+// checkNode is the node name http-check send-state reports: global
+// "node", or the host name.
+func checkNode(g *Global) string {
+	if g.Node != "" {
+		return g.Node
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
 // startChecks builds the checks of every checked server and starts the
 // scheduler, spreading first probes over the interval.
 func startChecks(proc *Process) error {
 	var list []*check.Server
-	node := proc.Conf.Global.Node
-	if node == "" {
-		node, _ = os.Hostname()
-	}
+	node := checkNode(&proc.Conf.Global)
 	for _, p := range proc.Conf.Proxies {
 		if !p.IsBackend() {
 			continue
@@ -202,13 +245,12 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	if s.OpState() == op {
 		return
 	}
-	// SetOperational counts the down transition (setOpLocked) and passes
-	// the state on to the trackers; HAProxy logs each tracker that changed
-	// ("Server be2/t1 is DOWN via be/s1."), so their states are taken
-	// before.
+	// The state reaches the server, then each tracker depth first, and
+	// HAProxy logs each change ("Server be2/t1 is DOWN via be/s1.") as it
+	// is made, so that every line counts the servers left at that moment.
 	trk := trackerOps(s, nil)
 	was, usable := s.OpState(), s.LBUsable()
-	s.SetOperational(op)
+	s.setOperationalSelf(op)
 	if s.chk != nil {
 		s.chk.SetOpState(check.OpState(op))
 	}
@@ -218,6 +260,7 @@ func (r checkReporter) CheckResult(rep check.Report) {
 	}
 	logStateChange(s, ev, was, usable, why)
 	for _, t := range trk {
+		t.s.setOperationalSelf(op)
 		if t.s.OpState() != op || t.op == op {
 			continue
 		}
@@ -351,6 +394,16 @@ func checkSettingsChanged(s *Server, ev ServerEvent) {
 		return
 	}
 	switch ev {
+	case SrvEvAdded:
+		if v, ok := running.Load(s.Proxy); ok {
+			v.(*Process).addChecks(c)
+		}
+	case SrvEvDeleted:
+		if v, ok := running.Load(s.Proxy); ok {
+			if sc := v.(*Process).checkScheduler(); sc != nil {
+				sc.Remove(c)
+			}
+		}
 	case SrvEvCheck:
 		if c.Health != nil {
 			if s.CheckState.Load()&ChkStEnabled != 0 {

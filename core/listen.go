@@ -349,6 +349,7 @@ func (proc *Process) acceptLoop(l *listener) {
 		if shard < 0 {
 			shard = int(rr.Add(1)) % proc.Threads
 		}
+		proc.CountAccepted(shard)
 		proc.curConns.Add(1)
 		proc.streams.Add(1)
 		go proc.serveConn(l, c, shard)

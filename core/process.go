@@ -54,7 +54,9 @@ type Process struct {
 	connFreed    chan struct{}
 	softStopping atomic.Bool
 	checks       *check.Scheduler
-	idle         *parker // idle keep-alive connections; nil if epoll is unavailable
+	checksMu     sync.Mutex      // guards checks, which add server may create
+	accepted     []atomic.Uint32 // per thread: connections accepted, show activity's accepted
+	idle         *parker         // idle keep-alive connections; nil if epoll is unavailable
 	ctxOnce      sync.Once
 	ctx          context.Context
 
@@ -69,7 +71,8 @@ func NewProcess(cfg *Config) *Process {
 	if n <= 0 {
 		n = defaultThreads()
 	}
-	return &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{}), connFreed: make(chan struct{}, 1)}
+	return &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{}), connFreed: make(chan struct{}, 1),
+		accepted: make([]atomic.Uint32, n)}
 }
 
 // CountAdminConn counts a stats-socket connection among the process's

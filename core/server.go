@@ -352,6 +352,10 @@ func newServer(p *Proxy, name, addr string, args []string, stateFile bool) (*Ser
 	var errs []error
 	id := 0
 	errs = append(errs, applyServerArgs(&s.ServerConf, name, args, false, &id)...)
+	if s.SSL == -1 && p.DefaultServer.SSL == 1 {
+		// HAProxy keeps the inherited ssl settings of a no-ssl server
+		s.rt().sslKept = true
+	}
 	if id > 0 {
 		s.ID, s.ForcedID = id, true
 	}

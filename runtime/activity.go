@@ -22,8 +22,9 @@ var activityNames = []string{"ctxsw", "tasksw", "empty_rq", "long_rq", "loops", 
 	"accq_ring", "fd_takeover"}
 
 // cmdShowActivity prints 2.6's per-thread counters. Like 2.6, it ignores
-// its argument and needs no particular level. Counters nobody reports are
-// zero.
+// its argument and needs no particular level. Counters of what goha has no
+// equivalent for (its scheduler's loops, polls and task switches are the
+// Go runtime's) are zero.
 func cmdShowActivity(c *Ctx) {
 	n := c.Proc.Threads
 	if n <= 0 {
@@ -35,6 +36,7 @@ func cmdShowActivity(c *Ctx) {
 			got[a.Name] = a
 		}
 	}
+	got["accepted"] = ActivityCounter{Name: "accepted", PerThread: c.Proc.Accepted()}
 	now := time.Now()
 	b := make([]byte, 0, 2048)
 	b = fmt.Appendf(b, "thread_id: %d (1..%d)\n", c.Thread()+1, n)

@@ -383,6 +383,7 @@ func (s *Server) acceptLoop(si *socketInfo) {
 		ses := s.newSession(c, si)
 		s.conns[c] = ses
 		s.proc.CountAdminConn()
+		s.proc.CountAccepted(ses.thread)
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {

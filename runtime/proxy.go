@@ -189,6 +189,7 @@ func cmdClearCounters(c *Ctx) {
 			}
 		}
 	}
+	c.Proc.ClearAccepted()
 	if ClearActivity != nil {
 		ClearActivity()
 	}

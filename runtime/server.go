@@ -208,7 +208,7 @@ func cmdSetServer(c *Ctx) {
 		}
 		c.Warn(fmt.Sprintf("%s/%s changed its FQDN from %s to %s by '%s'", s.Proxy.Name, s.Name, old, c.Arg(4), updater))
 	case "ssl":
-		if s.SSL == 0 && len(s.SSLArgs) == 0 {
+		if !s.SSLSettable() {
 			c.Err("'set server <srv> ssl' cannot be set.  default-server should define ssl settings")
 			return
 		}
@@ -405,7 +405,7 @@ func cmdAddServer(c *Ctx) {
 		c.Err("Already exists a server with the same name in backend.")
 		return
 	}
-	_, errs := p.AddServer(name, c.Arg(3), c.Args[4:])
+	_, errs := p.AddServer(c.Proc.Conf, name, c.Arg(3), c.Args[4:])
 	for _, err := range errs {
 		switch {
 		case errors.Is(err, core.ErrServerExists):
