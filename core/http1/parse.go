@@ -228,6 +228,12 @@ func (h *Head) requestLine(b []byte, p int) (int, error) {
 	}
 	h.method = span{int32(m0), int32(p - m0)}
 	h.Method = lookupMethod(b[m0:p])
+	if eqFold(b[m0:p], "PRI") {
+		// The HTTP/2 connection preface's method: HTTP/1 cannot carry
+		// it, and a server that speaks HTTP/2 would take what follows
+		// for frames. HAProxy refuses the method in any spelling.
+		return 0, h.fail(ErrRequestLine, m0)
+	}
 	if isCRLF(b[p]) {
 		// HTTP/0.9 request: refused without accept-invalid-http-request.
 		return 0, h.fail(ErrVersion, p)
