@@ -782,7 +782,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 				hc.scratch = r.value.appendTo(hc.scratch[:0], &view)
 				hc.rwResp.Add(r.name, hc.scratch)
 			case actDelHeader:
-				resp.Del(r.name)
+				r.delHeader(resp)
 			case actDeny:
 				be.BE.Dresp.Add(1)
 				srv.Counters.Dresp.Add(1)
@@ -886,7 +886,7 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, 
 			hc.scratch = r.value.appendTo(hc.scratch[:0], view)
 			hc.rwReq.Add(r.name, hc.scratch)
 		case actDelHeader:
-			hc.req.Del(r.name)
+			r.delHeader(&hc.req)
 		case actDeny, actReturn:
 			if r.act == actDeny {
 				si.fe.FE.Dreq.Add(1)

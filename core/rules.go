@@ -1,9 +1,12 @@
 package core
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"goha/core/diag"
 	"goha/core/http1"
@@ -31,7 +34,9 @@ const (
 type httpRule struct {
 	act    ruleAction
 	name   string
-	value  *lfExpr // set-header, add-header
+	nameRe *regexp.Regexp // del-header -m reg
+	match  byte           // del-header -m: 0 (str), 'b'eg, 'e'nd, 's'ub, 'r'eg
+	value  *lfExpr        // set-header, add-header
 	status int
 	reply  *http1.Reply // deny, and return when nothing in it varies
 	cond   *Cond
@@ -242,8 +247,16 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 		if len(args) > 2 {
 			switch m := first(args[3:]); m {
 			case "str":
-			case "beg", "end", "sub", "reg":
-				return nil, fmt.Errorf("-m %s is not supported by goha; only '-m str' is.", m)
+			case "beg", "end":
+				r.match = m[0]
+			case "sub":
+				r.match, r.name = 's', strings.ToLower(r.name)
+			case "reg":
+				re, err := regexp.Compile(r.name)
+				if err != nil {
+					return nil, fmt.Errorf("regex '%s' is invalid: %v", r.name, err)
+				}
+				r.match, r.nameRe = 'r', re
 			default:
 				return nil, fmt.Errorf("-m with unsupported matching method '%s'.", m)
 			}
@@ -337,6 +350,49 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 		}
 	}
 	return r, nil
+}
+
+// delHeader removes the fields del-header names. HAProxy compares names
+// without regard to case, and runs a regex on the name as its HTX stores
+// it: in lower case.
+func (r *httpRule) delHeader(h *http1.Head) {
+	if r.match == 0 {
+		h.Del(r.name)
+		return
+	}
+	var low []byte
+	for i := 0; i < h.NumFields(); i++ {
+		if h.Deleted(i) {
+			continue
+		}
+		name, _ := h.Field(i)
+		var ok bool
+		switch r.match {
+		case 'b':
+			ok = len(name) >= len(r.name) && bytes.EqualFold(name[:len(r.name)], []byte(r.name))
+		case 'e':
+			ok = len(name) >= len(r.name) && bytes.EqualFold(name[len(name)-len(r.name):], []byte(r.name))
+		case 's':
+			low = appendLower(low[:0], name)
+			ok = bytes.Contains(low, []byte(r.name))
+		case 'r':
+			low = appendLower(low[:0], name)
+			ok = r.nameRe.Match(low)
+		}
+		if ok {
+			h.DelField(i)
+		}
+	}
+}
+
+func appendLower(b, s []byte) []byte {
+	for _, c := range s {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
 }
 
 func reasonPhrase(code int) string {

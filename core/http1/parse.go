@@ -228,6 +228,12 @@ func (h *Head) requestLine(b []byte, p int) (int, error) {
 	}
 	h.method = span{int32(m0), int32(p - m0)}
 	h.Method = lookupMethod(b[m0:p])
+	if eqFold(b[m0:p], "PRI") {
+		// The HTTP/2 connection preface's method: HTTP/1 cannot carry
+		// it, and a server that speaks HTTP/2 would take what follows
+		// for frames. HAProxy refuses the method in any spelling.
+		return 0, h.fail(ErrRequestLine, m0)
+	}
 	if isCRLF(b[p]) {
 		// HTTP/0.9 request: refused without accept-invalid-http-request.
 		return 0, h.fail(ErrVersion, p)
@@ -384,6 +390,10 @@ func (h *Head) interpret(i int) error {
 	f := &h.fields[i]
 	name := f.name.of(h.buf)
 	switch len(name) {
+	case 2:
+		if !h.resp && eqFold(name, "te") {
+			h.teField(i)
+		}
 	case 4:
 		if !h.resp && eqFold(name, "host") {
 			return h.hostField(i)
@@ -426,6 +436,29 @@ func (h *Head) interpret(i int) error {
 		}
 	}
 	return nil
+}
+
+// teField keeps of a request's TE field only the "trailers" element,
+// spelt in lower case and without parameters, and drops a field that has
+// none, as HAProxy does: the codings a client accepts are its business
+// with the proxy, which frames the response itself, while trailers are
+// still its to ask for.
+func (h *Head) teField(i int) {
+	f := &h.fields[i]
+	val := f.value.of(h.buf)
+	for e, rest, ok := NextValue(val); ok; e, rest, ok = NextValue(rest) {
+		if string(e) == "trailers" {
+			// val's capacity ends where it does, so e's start is
+			// what its capacity leaves of val.
+			if len(e) != len(val) {
+				f.value = span{f.value.off + int32(len(val)-cap(e)), int32(len(e))}
+				h.Flags |= FlagRewrite
+			}
+			return
+		}
+	}
+	f.drop = true
+	h.Flags |= FlagRewrite
 }
 
 // teOther is set on the head while parsing when a coding other than

@@ -310,9 +310,14 @@ func ConnForResponse(resp, req *Head, keepAlive bool) ConnValue {
 // without "close", HTTP/1.0 with "keep-alive", no framing-forced close) and
 // the response does not end with the server's close. A server's own
 // "Connection: close" closes only the server connection: HAProxy keeps the
-// client.
+// client. An HTTP/1.0 response with a chunked body closes it too, with
+// nothing added: HTTP/1.0 has no chunked, so a client that reads the
+// response by its version finds the end only at the close.
 func KeepClient(req, resp *Head) bool {
 	if resp.Body == BodyUntilClose || resp.Body == BodyTunnel {
+		return false
+	}
+	if resp.Body == BodyChunked && resp.Flags&FlagVer11 == 0 {
 		return false
 	}
 	return req.KeepAlive()

@@ -862,3 +862,35 @@ func TestQuieterNotHandedOut(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// A pooled connection its server has closed no longer counts against the
+// idle limits once Release needs the room: with one thread and no spare
+// (LowConn 0), the second connection is kept only because the first,
+// dead one is reaped.
+func TestReleaseReapsClosed(t *testing.T) {
+	p, err := NewSet[*qconn](Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.NewServer(settings(func(st *Settings) { st.LowConn = 0 }), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One connection in use at a time keeps the estimated need at one.
+	dead := s.Track(&qconn{pconn: newConn(t)}, s.Gen())
+	s.Release(0, dead, false)
+	dead.Conn.noisy = true
+	live := s.Track(&qconn{pconn: newConn(t)}, s.Gen())
+	if !s.Release(0, live, false) {
+		t.Fatal("a live connection was refused while a closed one held its place")
+	}
+	if !dead.Conn.closed() {
+		t.Error("the closed connection was not closed in turn")
+	}
+	if e := s.Get(0, NotFirst); e != live {
+		t.Error("the live connection is not the one handed out")
+	}
+	if st := s.Stats(); st.Closed.Dead != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}

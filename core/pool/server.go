@@ -297,7 +297,11 @@ func (s *Server[C]) Release(thread int, e *Entry[C], safe bool) bool {
 		_ = e.Conn.Close()
 		return false
 	}
-	if !s.mayKeep(thread, e, safe) || !s.reserve() {
+	keep := s.mayKeep(thread, e, safe)
+	if !keep && s.reapClosed() > 0 {
+		keep = s.mayKeep(thread, e, safe)
+	}
+	if !keep || !s.reserve() {
 		s.used.Add(-1)
 		s.killRelease.Add(1)
 		e.where = gone
@@ -343,6 +347,39 @@ func (s *Server[C]) Release(thread int, e *Entry[C], safe bool) bool {
 
 // mayKeep applies the keep-or-close rule, except the caps that reserve
 // enforces race-free.
+// reapClosed closes the pooled connections whose server has closed them
+// or spoken since (Quieter) and returns how many. HAProxy watches its idle
+// connections and forgets one as soon as the server closes it; a
+// connection found dead only when next handed out would meanwhile count
+// against the idle limits, and turn away a live one that Release offers.
+func (s *Server[C]) reapClosed() int {
+	var dead []*Entry[C]
+	for i := range s.shards {
+		sh := &s.shards[i]
+		if sh.count() == 0 {
+			continue
+		}
+		sh.mu.Lock()
+		for _, l := range []*list[C]{&sh.idle, &sh.safe} {
+			for e := l.head; e != nil; {
+				next := e.next
+				if q, ok := any(e.Conn).(Quieter); ok && !q.Quiet() {
+					s.unlistLocked(sh, e)
+					e.where = gone
+					dead = append(dead, e)
+				}
+				e = next
+			}
+		}
+		sh.mu.Unlock()
+	}
+	for _, e := range dead {
+		s.killDead.Add(1)
+		_ = e.Conn.Close()
+	}
+	return len(dead)
+}
+
 func (s *Server[C]) mayKeep(thread int, e *Entry[C], safe bool) bool {
 	st := &s.st
 	p := s.set
