@@ -204,7 +204,10 @@ var proxyKeywords = []Keyword{
 		}
 		c.p.Cookie = append([]string(nil), args...)
 		return nil
-	}},
+		// Cookie persistence (server choice by cookie, Set-Cookie, the
+		// cookie removed before the server) changes what traffic gets:
+		// the words are checked as HAProxy does, then the line refused.
+	}, Unimplemented: Refused},
 	{Name: "http-reuse", Scope: scopeDefaults | scopeBE, Args: 1, TooMany: func(c *kwCtx, args []string) error {
 		return errf("'http-reuse %s' cannot handle unexpected argument '%s'.", args[0], args[1])
 	}, Parse: func(c *kwCtx, args []string) error {
