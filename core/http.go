@@ -337,7 +337,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	}
 	hc.rwReq.SetConnection(req, srvMode)
 	if fe.ForwardFor || be.ForwardFor {
-		proc.forwardFor(fe, be, req, &hc.rwReq, clientIP)
+		forwardFor(fe, be, req, &hc.rwReq, clientIP)
 	}
 
 	key := lb.Key{Shard: shard}
@@ -1085,7 +1085,7 @@ func (hc *hconn) dynamicReturn(r *httpRule, v *reqView, mode http1.ConnValue) ([
 // backend's header name first; not when the request already has one and
 // every proxy that set the option said if-none; not for a client in
 // either proxy's except network.
-func (proc *Process) forwardFor(fe, be *Proxy, req *http1.Head, rw *http1.Rewriter, client netip.Addr) {
+func forwardFor(fe, be *Proxy, req *http1.Head, rw *http1.Rewriter, client netip.Addr) {
 	name := be.ForwardForHeader
 	if name == "" {
 		name = fe.ForwardForHeader

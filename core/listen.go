@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/user"
@@ -451,8 +450,6 @@ func (proc *Process) stoppingNow() bool {
 		return proc.softStopping.Load()
 	}
 }
-
-var _ = io.EOF
 
 // globalLimit is the process maxconn in force: set at run time (set
 // maxconn global) or configured; 0 means no limit.
