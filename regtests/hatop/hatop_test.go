@@ -293,7 +293,11 @@ func session(t *testing.T, hatop, tmux, prog string) []string {
 	t.Cleanup(func() { exec.Command(tmux, "-S", tm.sock, "kill-server").Run() })
 
 	// Start-up: the header, the proxies, every server with its status.
-	screen := tm.waitFor("the servers", rowIs("be_app", "s3", "30", "UP"))
+	// Curses paints row by row: wait for the last proxy's last row, not the
+	// first one that changes, or the capture may catch a half-drawn screen.
+	screen := tm.waitFor("the servers", func(s string) bool {
+		return rowIs("be_app", "s3", "30", "UP")(s) && rowIs("be_other", "BACKEND", "0", "DOWN")(s)
+	})
 	for _, want := range []string{"HAProxy Version:", ">>> fe_main", ">>> be_app", ">>> be_other"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("hatop's screen lacks %q:\n%s", want, screen)
