@@ -233,28 +233,19 @@ type pxRuntimeState struct {
 	shut       atomic.Bool  // shutdown frontend: never accepts again
 }
 
-var (
-	srvRT sync.Map // *Server -> *srvRuntime
-	pxRT  sync.Map // *Proxy -> *pxRuntimeState
-)
-
+// rt returns the server's run-time admin state, filled from its
+// configuration on first use (the check and agent targets are those of the
+// server line until the runtime API changes them).
 func (s *Server) rt() *srvRuntime {
-	if v, ok := srvRT.Load(s); ok {
-		return v.(*srvRuntime)
-	}
-	r := &srvRuntime{checkAddr: s.CheckAddr, checkPort: s.CheckPort, agentAddr: s.AgentAddr,
-		agentPort: s.AgentPort, agentSend: s.AgentSend, sslOn: s.SSL}
-	v, _ := srvRT.LoadOrStore(s, r)
-	return v.(*srvRuntime)
+	s.admOnce.Do(func() {
+		s.adm.checkAddr, s.adm.checkPort = s.CheckAddr, s.CheckPort
+		s.adm.agentAddr, s.adm.agentPort, s.adm.agentSend = s.AgentAddr, s.AgentPort, s.AgentSend
+		s.adm.sslOn = s.SSL
+	})
+	return &s.adm
 }
 
-func pxRuntime(p *Proxy) *pxRuntimeState {
-	if v, ok := pxRT.Load(p); ok {
-		return v.(*pxRuntimeState)
-	}
-	v, _ := pxRT.LoadOrStore(p, &pxRuntimeState{})
-	return v.(*pxRuntimeState)
-}
+func pxRuntime(p *Proxy) *pxRuntimeState { return &p.adm }
 
 // CheckTarget is where health checks go now: the address and port given by
 // `addr`/`port` or `set server check-addr|check-port`; empty and 0 mean the
@@ -1076,7 +1067,6 @@ func (p *Proxy) DelServer(s *Server) error {
 		tr.mu.Unlock()
 	}
 	fireServer(s, SrvEvDeleted)
-	srvRT.Delete(s)
 	p.updateBackendState()
 	return nil
 }
@@ -1150,15 +1140,7 @@ type cfgRuntimeState struct {
 	rateLimits [4]atomic.Int64 // RateConnections, RateSessions, RateSSLSessions, RateCompression
 }
 
-var cfgRT sync.Map // *Config -> *cfgRuntimeState
-
-func (c *Config) rt() *cfgRuntimeState {
-	if v, ok := cfgRT.Load(c); ok {
-		return v.(*cfgRuntimeState)
-	}
-	v, _ := cfgRT.LoadOrStore(c, &cfgRuntimeState{})
-	return v.(*cfgRuntimeState)
-}
+func (c *Config) rt() *cfgRuntimeState { return &c.live }
 
 // Rate limits of `set rate-limit`.
 const (

@@ -25,6 +25,8 @@ type Config struct {
 	// ParseAlerts counts the alerts raised while reading sections, before
 	// validation (HAProxy then says "Error(s) found in configuration file").
 	ParseAlerts int
+
+	live cfgRuntimeState // limits changed at run time
 }
 
 // FindProxy returns the proxy named name with one of the capabilities in

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"goha/core/sample"
 	"io"
 	"net"
 	"net/netip"
@@ -293,7 +294,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	hc.reqLine = appendReqLine(hc.reqLine[:0], req)
 	si.reqLine = hc.reqLine
 	fe.FE.Request(now)
-	view := reqView{h: req, client: si.client}
+	view := sample.Request{Head: req, Client: si.client}
 	si.host = req.Host()
 
 	hc.rwReq.Reset()
@@ -303,7 +304,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	}
 	be := fe.DefBE
 	for _, r := range fe.useBE {
-		if r.cond.eval(&view) {
+		if r.cond.Eval(&view) {
 			be = r.be
 			break
 		}
@@ -767,19 +768,19 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 	} else {
 		srv.observe(check.EventHTTPOK)
 	}
-	view := reqView{h: resp, client: si.client, status: resp.Status}
+	view := sample.Request{Head: resp, Client: si.client, Status: resp.Status}
 	hc.rwResp.Reset()
 	for _, px := range []*Proxy{be, fe} {
 		for _, r := range px.respRules {
-			if !r.cond.eval(&view) {
+			if !r.cond.Eval(&view) {
 				continue
 			}
 			switch r.act {
 			case actSetHeader:
-				hc.scratch = r.value.appendTo(hc.scratch[:0], &view)
+				hc.scratch = r.value.AppendTo(hc.scratch[:0], &view)
 				hc.rwResp.Set(resp, r.name, hc.scratch)
 			case actAddHeader:
-				hc.scratch = r.value.appendTo(hc.scratch[:0], &view)
+				hc.scratch = r.value.AppendTo(hc.scratch[:0], &view)
 				hc.rwResp.Add(r.name, hc.scratch)
 			case actDelHeader:
 				r.delHeader(resp)
@@ -871,19 +872,19 @@ func isReset(err error) bool {
 
 // applyReqRules runs http-request rules. done means the request was
 // answered by a rule; keep then says whether the connection goes on.
-func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *reqView, hc *hconn, c net.Conn, cbuf *http1.Buffer, hlen int, si *streamInfo) (bool, bool) {
+func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *sample.Request, hc *hconn, c net.Conn, cbuf *http1.Buffer, hlen int, si *streamInfo) (bool, bool) {
 	for _, r := range rules {
-		if !r.cond.eval(view) {
+		if !r.cond.Eval(view) {
 			continue
 		}
 		switch r.act {
 		case actAllow:
 			return false, false
 		case actSetHeader:
-			hc.scratch = r.value.appendTo(hc.scratch[:0], view)
+			hc.scratch = r.value.AppendTo(hc.scratch[:0], view)
 			hc.rwReq.Set(&hc.req, r.name, hc.scratch)
 		case actAddHeader:
-			hc.scratch = r.value.appendTo(hc.scratch[:0], view)
+			hc.scratch = r.value.AppendTo(hc.scratch[:0], view)
 			hc.rwReq.Add(r.name, hc.scratch)
 		case actDelHeader:
 			r.delHeader(&hc.req)
@@ -1065,8 +1066,8 @@ func bytesIndexByte(b []byte, c byte) int {
 // dynamicReturn builds the response of a return rule whose headers or body
 // are log-format expressions, and returns it with the size HAProxy logs
 // for it.
-func (hc *hconn) dynamicReturn(r *httpRule, v *reqView, mode http1.ConnValue) ([]byte, int64) {
-	hc.scratch = r.body.appendTo(hc.scratch[:0], v)
+func (hc *hconn) dynamicReturn(r *httpRule, v *sample.Request, mode http1.ConnValue) ([]byte, int64) {
+	hc.scratch = r.body.AppendTo(hc.scratch[:0], v)
 	b, fields := r.appendReturnHead(hc.out[:0], len(hc.scratch), v, true)
 	switch mode {
 	case http1.ConnClose:

@@ -2,6 +2,7 @@ package core
 
 import (
 	"goha/core/lb"
+	"goha/core/sample"
 	"os"
 	"strconv"
 	"strings"
@@ -131,7 +132,7 @@ var proxyKeywords = []Keyword{
 				return errf("unexpected keyword '%s' after switching rule, only 'if' and 'unless' are allowed.", args[1])
 			}
 			ub.Cond = args[1:]
-			if _, err := compileCond(ub.Cond, c.p.aclsSoFar); err != nil {
+			if _, err := sample.CompileCond(ub.Cond, c.p.aclsSoFar); err != nil {
 				return errf("error detected while parsing switching rule : %v.", err)
 			}
 		}
@@ -148,12 +149,12 @@ var proxyKeywords = []Keyword{
 		// Checked here too, so that a bad ACL is reported with the
 		// section's other problems: rules are compiled only when there
 		// are none.
-		t, err := compileACL(args[1:])
+		t, err := sample.CompileACL(args[1:])
 		if err != nil {
 			return errf("error detected while parsing ACL '%s' : %v", args[0], err)
 		}
 		if c.p.aclsSoFar == nil {
-			c.p.aclsSoFar = map[string][]*aclTerm{}
+			c.p.aclsSoFar = map[string][]*sample.Term{}
 		}
 		c.p.aclsSoFar[args[0]] = append(c.p.aclsSoFar[args[0]], t)
 		c.p.ACLs = append(c.p.ACLs, &ACLDef{Pos: c.pos, Name: args[0], Words: args[1:]})
@@ -309,7 +310,7 @@ var proxyKeywords = []Keyword{
 					return errf("'option forwardfor %s' expects %s as argument.", args[i], what)
 				}
 				if args[i] == "except" {
-					pfx, err := parseNetwork(args[i+1])
+					pfx, err := sample.ParseNetwork(args[i+1])
 					if err != nil {
 						return errf("'option forwardfor except' expects <address>[/mask] as argument.")
 					}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"crypto/tls"
+	"goha/core/sample"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -138,7 +139,7 @@ type Proxy struct {
 
 	// The named ACLs declared so far, while the section is read: a
 	// condition may only name the ACLs declared before it, as in HAProxy.
-	aclsSoFar map[string][]*aclTerm
+	aclsSoFar map[string][]*sample.Term
 
 	// Compiled at the end of the build.
 	useBE     []useBackendRule
@@ -164,6 +165,7 @@ type Proxy struct {
 	rt         *backendRT   // nil until the process starts
 	tmpl       *Proxy       // the defaults section this proxy was built from
 	checkRules *check.Rules // built after validation
+	adm        pxRuntimeState
 }
 
 // LineDef is a configuration line kept for a later compile step.
@@ -330,6 +332,9 @@ type Server struct {
 	ChkFail     atomic.Int64
 	ChkDown     atomic.Int64
 	DownTime    atomic.Int64 // seconds spent down, before the current period
+
+	admOnce sync.Once // fills adm from the configuration
+	adm     srvRuntime
 }
 
 // Addr returns the server's current address.

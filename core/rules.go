@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"fmt"
+	"goha/core/sample"
 	"os"
 	"regexp"
 	"strconv"
@@ -15,7 +16,7 @@ import (
 func init() { registerPostCheck(compileHTTP) }
 
 type useBackendRule struct {
-	cond *Cond
+	cond *sample.Cond
 	be   *Proxy
 }
 
@@ -36,28 +37,28 @@ type httpRule struct {
 	name   string
 	nameRe *regexp.Regexp // del-header -m reg
 	match  byte           // del-header -m: 0 (str), 'b'eg, 'e'nd, 's'ub, 'r'eg
-	value  *lfExpr        // set-header, add-header
+	value  *sample.Expr   // set-header, add-header
 	status int
 	reply  *http1.Reply // deny, and return when nothing in it varies
-	cond   *Cond
+	cond   *sample.Cond
 	// return with log-format parts, built per request.
 	ctype string
 	hdrs  []retHeader
-	body  *lfExpr
+	body  *sample.Expr
 }
 
 type retHeader struct {
 	name  string
-	value *lfExpr
+	value *sample.Expr
 }
 
 // compileHTTP compiles ACLs, use_backend conditions, http rules and error
 // files of every proxy, reporting problems at their lines.
 func compileHTTP(b *builder) {
 	for _, p := range b.cfg.Proxies {
-		named := map[string][]*aclTerm{}
+		named := map[string][]*sample.Term{}
 		for _, a := range p.ACLs {
-			t, err := compileACL(a.Words)
+			t, err := sample.CompileACL(a.Words)
 			if err != nil {
 				b.d.Alertf(a.Pos, "error detected while parsing ACL '%s' : %v", a.Name, err)
 				continue
@@ -65,7 +66,7 @@ func compileHTTP(b *builder) {
 			named[a.Name] = append(named[a.Name], t)
 		}
 		for _, ub := range p.UseBackends {
-			c, err := compileCond(ub.Cond, named)
+			c, err := sample.CompileCond(ub.Cond, named)
 			if err != nil {
 				b.d.Alertf(ub.Pos, "error detected while parsing switching rule : %v.", err)
 				continue
@@ -190,7 +191,7 @@ func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
 		return err
 	}
 	if n, _ := ruleArity(args); n < len(args) {
-		if _, err := compileCond(args[n:], c.p.aclsSoFar); err != nil {
+		if _, err := sample.CompileCond(args[n:], c.p.aclsSoFar); err != nil {
 			return errf("error detected while parsing an '%s %s' condition : %v.", c.kw, args[0], err)
 		}
 	}
@@ -214,13 +215,13 @@ func ruleArity(words []string) (int, bool) {
 	return min(1+f(words[1:]), len(words)), true
 }
 
-func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpRule, error) {
+func compileRule(words []string, named map[string][]*sample.Term, resp bool) (*httpRule, error) {
 	n, ok := ruleArity(words)
 	if !ok {
 		return nil, unknownAction(words[0])
 	}
 	args, condWords := words[:n], words[n:]
-	cond, err := compileCond(condWords, named)
+	cond, err := sample.CompileCond(condWords, named)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +235,7 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 		if args[0] == "add-header" {
 			r.act = actAddHeader
 		}
-		v, err := compileLF(joinWords(args[2:]))
+		v, err := sample.CompileLF(joinWords(args[2:]))
 		if err != nil {
 			return nil, err
 		}
@@ -312,7 +313,7 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 				if i+2 >= len(args) {
 					return nil, fmt.Errorf("'hdr' expects <name> and <fmt> as arguments.")
 				}
-				v, err := compileLF(args[i+2])
+				v, err := sample.CompileLF(args[i+2])
 				if err != nil {
 					return nil, err
 				}
@@ -327,21 +328,22 @@ func compileRule(words []string, named map[string][]*aclTerm, resp bool) (*httpR
 			return nil, fmt.Errorf("a content type must be defined when non-empty payload is configured.")
 		}
 		if lf {
-			v, err := compileLF(body)
+			v, err := sample.CompileLF(body)
 			if err != nil {
 				return nil, err
 			}
 			r.body = v
 		} else {
-			r.body = &lfExpr{static: []byte(body)}
+			r.body = sample.Literal(body)
 		}
-		static := r.body.isStatic()
+		static := r.body.Static()
 		for _, h := range r.hdrs {
-			static = static && h.value.isStatic()
+			static = static && h.value.Static()
 		}
 		if static {
-			head, _ := r.appendReturnHead(nil, len(r.body.static), nil, false)
-			raw := string(head) + "\r\n" + string(r.body.static)
+			body := r.body.AppendTo(nil, nil)
+			head, _ := r.appendReturnHead(nil, len(body), nil, false)
+			raw := string(head) + "\r\n" + string(body)
 			rep, err := http1.NewReply([]byte(raw))
 			if err != nil {
 				return nil, err
@@ -434,7 +436,7 @@ func reasonPhrase(code int) string {
 // On the wire (wire set), a 1xx or 204 response has no content-length,
 // as HAProxy's H1 layer drops it; fields is what the fields count in
 // HAProxy's log (http1.HTXSize), where it is still counted.
-func (r *httpRule) appendReturnHead(b []byte, n int, v *reqView, wire bool) (out []byte, fields int) {
+func (r *httpRule) appendReturnHead(b []byte, n int, v *sample.Request, wire bool) (out []byte, fields int) {
 	b = append(b, "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(r.status), 10)
 	b = append(b, ' ')
@@ -444,7 +446,7 @@ func (r *httpRule) appendReturnHead(b []byte, n int, v *reqView, wire bool) (out
 		b = append(b, h.name...)
 		b = append(b, ": "...)
 		at := len(b)
-		b = h.value.appendTo(b, v)
+		b = h.value.AppendTo(b, v)
 		fields += len(h.name) + len(b) - at
 		b = append(b, "\r\n"...)
 	}

@@ -1,4 +1,4 @@
-package core
+package sample
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"strings"
 )
 
-// lfExpr is a compiled log-format string as http-request and
+// Expr is a compiled log-format string as http-request and
 // http-response rules take them: literal text with %[sample] expressions
 // and %% for a percent sign. The samples are the request's parts that
 // rules commonly use; evaluation appends to a buffer and allocates nothing.
-type lfExpr struct {
+type Expr struct {
 	parts  []lfPart
 	static []byte // the whole value when it has no expression
 }
@@ -23,9 +23,9 @@ type lfPart struct {
 	isLit bool
 }
 
-// compileLF compiles a log-format string.
-func compileLF(s string) (*lfExpr, error) {
-	e := &lfExpr{}
+// CompileLF compiles a log-format string.
+func CompileLF(s string) (*Expr, error) {
+	e := &Expr{}
 	var lit []byte
 	dynamic := false
 	for i := 0; i < len(s); i++ {
@@ -90,11 +90,11 @@ func lfSample(name string) (lfPart, error) {
 	return lfPart{}, fmt.Errorf("unknown fetch method '%s' in log-format expression (goha supports path, url, method, src, status, req.hdr(<name>))", name)
 }
 
-// Static returns the value when it has no expression.
-func (e *lfExpr) isStatic() bool { return e.parts == nil }
+// Static says whether the value has no expression.
+func (e *Expr) Static() bool { return e.parts == nil }
 
-// appendTo evaluates e for the request in v.
-func (e *lfExpr) appendTo(b []byte, v *reqView) []byte {
+// AppendTo evaluates e for the request in v.
+func (e *Expr) AppendTo(b []byte, v *Request) []byte {
 	if e.parts == nil {
 		return append(b, e.static...)
 	}
@@ -106,15 +106,15 @@ func (e *lfExpr) appendTo(b []byte, v *reqView) []byte {
 		}
 		switch p.fetch {
 		case fetchPath:
-			b = append(b, v.h.Path()...)
+			b = append(b, v.Head.Path()...)
 		case fetchURL:
-			b = append(b, v.h.URI()...)
+			b = append(b, v.Head.URI()...)
 		case fetchMethod:
-			b = append(b, v.h.MethodBytes()...)
+			b = append(b, v.Head.MethodBytes()...)
 		case fetchStatus:
-			b = strconv.AppendInt(b, int64(v.status), 10)
+			b = strconv.AppendInt(b, int64(v.Status), 10)
 		case fetchSrc:
-			if ta, ok := v.client.(*net.TCPAddr); ok {
+			if ta, ok := v.Client.(*net.TCPAddr); ok {
 				ip := ta.IP
 				if v4 := ip.To4(); v4 != nil {
 					ip = v4
@@ -122,10 +122,13 @@ func (e *lfExpr) appendTo(b []byte, v *reqView) []byte {
 				b, _ = ip.AppendText(b)
 			}
 		case fetchHdr:
-			if i := v.h.Index(p.hdr, 0); i >= 0 {
-				b = append(b, v.h.Value(i)...)
+			if i := v.Head.Index(p.hdr, 0); i >= 0 {
+				b = append(b, v.Head.Value(i)...)
 			}
 		}
 	}
 	return b
 }
+
+// Literal is an expression of fixed text, taken as is (no % sequences).
+func Literal(s string) *Expr { return &Expr{static: []byte(s)} }

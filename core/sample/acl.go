@@ -1,4 +1,4 @@
-package core
+package sample
 
 import (
 	"bytes"
@@ -41,8 +41,8 @@ const (
 	fetchStatus
 )
 
-// aclTerm is one compiled criterion: a fetch, a match and its patterns.
-type aclTerm struct {
+// Term is one compiled criterion: a fetch, a match and its patterns.
+type Term struct {
 	fetch    fetchKind
 	hdr      string
 	match    matchKind
@@ -57,7 +57,7 @@ type aclTerm struct {
 // ORed together) or to an anonymous one.
 type condTerm struct {
 	neg   bool
-	terms []*aclTerm
+	terms []*Term
 }
 
 // Cond is a compiled `if|unless` condition: OR of ANDs of terms.
@@ -66,11 +66,12 @@ type Cond struct {
 	ors    [][]condTerm
 }
 
-// reqView is what conditions look at.
-type reqView struct {
-	h      *http1.Head
-	client net.Addr
-	status int
+// Request is what conditions and expressions look at: the message head
+// being handled (a request, or a response with its status) and the client.
+type Request struct {
+	Head   *http1.Head
+	Client net.Addr
+	Status int
 }
 
 var criteria = map[string]struct {
@@ -86,13 +87,13 @@ var criteria = map[string]struct {
 	"status": {fetchStatus, matchStr},
 }
 
-// compileACL compiles `<criterion> [flags] [values...]`.
-func compileACL(words []string) (*aclTerm, error) {
+// CompileACL compiles `<criterion> [flags] [values...]`.
+func CompileACL(words []string) (*Term, error) {
 	if len(words) == 0 {
 		return nil, fmt.Errorf("missing fetch method")
 	}
 	crit := words[0]
-	t := &aclTerm{}
+	t := &Term{}
 	if name, arg, ok := strings.Cut(crit, "("); ok && strings.HasSuffix(arg, ")") {
 		arg = strings.TrimSuffix(arg, ")")
 		switch name {
@@ -166,7 +167,7 @@ values:
 			}
 			t.res = append(t.res, re)
 		case matchIP:
-			p, err := parseNetwork(v)
+			p, err := ParseNetwork(v)
 			if err != nil {
 				return nil, fmt.Errorf("'%s' is not a valid IPv4 or IPv6 address", v)
 			}
@@ -187,7 +188,7 @@ values:
 	return t, nil
 }
 
-func (t *aclTerm) eval(v *reqView) bool {
+func (t *Term) Eval(v *Request) bool {
 	var s []byte
 	switch t.fetch {
 	case fetchAlways:
@@ -195,20 +196,20 @@ func (t *aclTerm) eval(v *reqView) bool {
 	case fetchNever:
 		return false
 	case fetchPath:
-		s = v.h.Path()
+		s = v.Head.Path()
 	case fetchURL:
-		s = v.h.URI()
+		s = v.Head.URI()
 	case fetchMethod:
-		s = v.h.MethodBytes()
+		s = v.Head.MethodBytes()
 	case fetchStatus:
 		for _, c := range t.codes {
-			if c == v.status {
+			if c == v.Status {
 				return true
 			}
 		}
 		return false
 	case fetchSrc:
-		ta, ok := v.client.(*net.TCPAddr)
+		ta, ok := v.Client.(*net.TCPAddr)
 		if !ok {
 			return false
 		}
@@ -221,8 +222,8 @@ func (t *aclTerm) eval(v *reqView) bool {
 		}
 		return false
 	case fetchHdr:
-		for i := v.h.Index(t.hdr, 0); i >= 0; i = v.h.Index(t.hdr, i+1) {
-			if t.match == matchFound || t.matchOne(v.h.Value(i)) {
+		for i := v.Head.Index(t.hdr, 0); i >= 0; i = v.Head.Index(t.hdr, i+1) {
+			if t.match == matchFound || t.matchOne(v.Head.Value(i)) {
 				return true
 			}
 		}
@@ -234,7 +235,7 @@ func (t *aclTerm) eval(v *reqView) bool {
 	return t.matchOne(s)
 }
 
-func (t *aclTerm) matchOne(s []byte) bool {
+func (t *Term) matchOne(s []byte) bool {
 	if t.match == matchReg {
 		for _, re := range t.res {
 			if re.Match(s) {
@@ -266,9 +267,9 @@ func (t *aclTerm) matchOne(s []byte) bool {
 	return false
 }
 
-// compileCond compiles the words after a rule, starting with if/unless.
+// CompileCond compiles the words after a rule, starting with if/unless.
 // named holds the proxy's named ACLs.
-func compileCond(words []string, named map[string][]*aclTerm) (*Cond, error) {
+func CompileCond(words []string, named map[string][]*Term) (*Cond, error) {
 	if len(words) == 0 {
 		return nil, nil
 	}
@@ -314,23 +315,23 @@ func compileCond(words []string, named map[string][]*aclTerm) (*Cond, error) {
 			if j >= len(words) {
 				return nil, fmt.Errorf("missing closing '}' in condition")
 			}
-			t, err := compileACL(words[i+1 : j])
+			t, err := CompileACL(words[i+1 : j])
 			if err != nil {
 				return nil, err
 			}
-			and = append(and, condTerm{neg: neg, terms: []*aclTerm{t}})
+			and = append(and, condTerm{neg: neg, terms: []*Term{t}})
 			i = j
 			continue
 		}
 		terms, ok := named[w]
 		if !ok {
 			if c, ok2 := criteria[w]; ok2 && (c.fetch == fetchAlways || c.fetch == fetchNever) {
-				t, _ := compileACL([]string{w})
-				terms = []*aclTerm{t}
+				t, _ := CompileACL([]string{w})
+				terms = []*Term{t}
 			} else if w == "TRUE" || w == "FALSE" {
 				k := map[string]string{"TRUE": "always_true", "FALSE": "always_false"}[w]
-				t, _ := compileACL([]string{k})
-				terms = []*aclTerm{t}
+				t, _ := CompileACL([]string{k})
+				terms = []*Term{t}
 			} else {
 				return nil, fmt.Errorf("no such ACL : '%s'", w)
 			}
@@ -342,7 +343,7 @@ func compileCond(words []string, named map[string][]*aclTerm) (*Cond, error) {
 }
 
 // Eval evaluates the condition; a nil condition is true.
-func (c *Cond) eval(v *reqView) bool {
+func (c *Cond) Eval(v *Request) bool {
 	if c == nil {
 		return true
 	}
@@ -352,7 +353,7 @@ func (c *Cond) eval(v *reqView) bool {
 		for _, ct := range and {
 			m := false
 			for _, t := range ct.terms {
-				if t.eval(v) {
+				if t.Eval(v) {
 					m = true
 					break
 				}
@@ -370,9 +371,9 @@ func (c *Cond) eval(v *reqView) bool {
 	return res != c.unless
 }
 
-// parseNetwork reads an address with an optional /bits mask; an address
+// ParseNetwork reads an address with an optional /bits mask; an address
 // alone is a network of itself.
-func parseNetwork(v string) (netip.Prefix, error) {
+func ParseNetwork(v string) (netip.Prefix, error) {
 	if p, err := netip.ParsePrefix(v); err == nil {
 		return p.Masked(), nil
 	}
