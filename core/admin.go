@@ -92,44 +92,53 @@ const (
 	PxEvShutdown                       // shutdown frontend: close its listeners for good
 )
 
-var (
-	hookMu      sync.RWMutex // guards following fields
-	serverHooks []func(s *Server, ev ServerEvent)
-	proxyHooks  []func(p *Proxy, ev ProxyEvent)
-)
-
-// AddServerHook registers fn to run after every change made to a server at
-// run time. Hooks run synchronously, in registration order, on the
-// goroutine that made the change, after the new state is visible; they
-// must not call back into the operation that fired them.
-func AddServerHook(fn func(s *Server, ev ServerEvent)) {
-	hookMu.Lock()
-	serverHooks = append(serverHooks, fn)
-	hookMu.Unlock()
+// Observer is told of every run-time change of the model, after the new
+// state is visible, synchronously on the goroutine that made the change, so
+// that the load balancer, the idle-connection pools and the checks have
+// seen it before the operation returns. The running process implements it
+// and installs itself on the configuration it runs; a configuration that
+// nothing runs has no observer. Observers must not call back into the
+// operation that told them.
+type Observer interface {
+	ServerChanged(s *Server, ev ServerEvent)
+	ProxyChanged(p *Proxy, ev ProxyEvent)
 }
 
-// AddProxyHook registers fn to run after every run-time change of a proxy.
-func AddProxyHook(fn func(p *Proxy, ev ProxyEvent)) {
-	hookMu.Lock()
-	proxyHooks = append(proxyHooks, fn)
-	hookMu.Unlock()
+// SetObserver installs o as the observer of c's run-time changes (nil
+// removes it).
+func (c *Config) SetObserver(o Observer) {
+	for _, p := range c.Proxies {
+		p.conf = c // configurations built by hand have no back link yet
+	}
+	if o == nil {
+		c.observer.Store(nil)
+		return
+	}
+	c.observer.Store(&o)
+}
+
+func (c *Config) observing() Observer {
+	if c == nil {
+		return nil
+	}
+	if o := c.observer.Load(); o != nil {
+		return *o
+	}
+	return nil
 }
 
 func fireServer(s *Server, ev ServerEvent) {
-	hookMu.RLock()
-	hs := serverHooks
-	hookMu.RUnlock()
-	for _, h := range hs {
-		h(s, ev)
+	if s.Proxy == nil {
+		return
+	}
+	if o := s.Proxy.conf.observing(); o != nil {
+		o.ServerChanged(s, ev)
 	}
 }
 
 func fireProxy(p *Proxy, ev ProxyEvent) {
-	hookMu.RLock()
-	hs := proxyHooks
-	hookMu.RUnlock()
-	for _, h := range hs {
-		h(p, ev)
+	if o := p.conf.observing(); o != nil {
+		o.ProxyChanged(p, ev)
 	}
 }
 
@@ -554,7 +563,7 @@ func (s *Server) SetOperational(op uint32) {
 func (s *Server) setOperationalSelf(op uint32) {
 	s.mu.Lock()
 	changed := false
-	if s.admin.Load()&AdminMaint == 0 && s.op.Load() != op {
+	if s.AdminState()&AdminMaint == 0 && s.op.Load() != op {
 		s.setOpLocked(op)
 		changed = true
 	}
@@ -599,8 +608,8 @@ func (s *Server) SetHealth(h int) error {
 			ev = check.EventStopping
 		}
 		p := s.Proxy
-		act, bck := p.usableCounts()
-		p.logEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, check.Reason{Text: "changed from CLI"},
+		act, bck := p.UsableCounts()
+		p.LogEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, check.Reason{Text: "changed from CLI"},
 			check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), stateChangeLevel(s, ev, before))
 	}
 	s.touch()
@@ -943,7 +952,6 @@ func (p *Proxy) AddServer(c *Config, name, addr string, args []string) (*Server,
 		r.trackedSrv = tracked
 		r.mu.Unlock()
 	}
-	s.prepareDynamicChecks(&c.Global)
 	list = append(list, s)
 	p.srvList.Store(&list)
 	fireServer(s, SrvEvAdded)
@@ -1033,7 +1041,7 @@ func (p *Proxy) DelServer(s *Server) error {
 	if refs > 0 || s.referencedByTrack() {
 		return ErrServerInUse
 	}
-	if s.admin.Load()&AdminMaint == 0 {
+	if s.AdminState()&AdminMaint == 0 {
 		return ErrNotInMaint
 	}
 	if s.served.Load() > 0 {
@@ -1263,7 +1271,7 @@ func (s *Server) ApplySavedState(st SavedState) {
 	s.mu.Lock()
 	health := st.CheckHealth
 	rise, fall := s.Rise, s.Fall
-	maint := s.admin.Load()&AdminMaint != 0
+	maint := s.AdminState()&AdminMaint != 0
 	switch st.OpState {
 	case OpStopped:
 		health = 0
@@ -1362,7 +1370,7 @@ func (s *Server) logAdmin(what string, down bool) {
 	if p == nil {
 		return
 	}
-	act, bck := p.usableCounts()
+	act, bck := p.UsableCounts()
 	onBackup := ""
 	if bck > 0 && act == 0 {
 		onBackup = " Running on backup."
@@ -1379,9 +1387,9 @@ func (s *Server) logAdmin(what string, down bool) {
 	if down {
 		level = ring.LevelAlert
 	}
-	p.logEvent(msg, level)
+	p.LogEvent(msg, level)
 	if down && act == 0 && bck == 0 {
-		p.logEventText(check.NoServerText(capName(p.Cap), p.Name, false),
+		p.LogEventText(check.NoServerText(capName(p.Cap), p.Name, false),
 			check.NoServerText(capName(p.Cap), p.Name, true), ring.LevelEmerg)
 	}
 }
@@ -1396,7 +1404,7 @@ func (s *Server) trackedName() string {
 
 func (s *Server) logLine(what string) {
 	if s.Proxy != nil {
-		s.Proxy.logEvent(fmt.Sprintf("%sServer %s/%s %s", backupWord(s), s.Proxy.Name, s.Name, what), ring.LevelNotice)
+		s.Proxy.LogEvent(fmt.Sprintf("%sServer %s/%s %s", backupWord(s), s.Proxy.Name, s.Name, what), ring.LevelNotice)
 	}
 }
 
@@ -1405,28 +1413,4 @@ func backupWord(s *Server) string {
 		return "Backup "
 	}
 	return ""
-}
-
-// CountAccepted counts a connection accepted on thread (a frontend's or
-// the stats socket's), as HAProxy's show activity does per thread.
-func (proc *Process) CountAccepted(thread int) {
-	if len(proc.accepted) > 0 {
-		proc.accepted[thread%len(proc.accepted)].Add(1)
-	}
-}
-
-// Accepted returns the per-thread counts of accepted connections.
-func (proc *Process) Accepted() []uint32 {
-	out := make([]uint32, len(proc.accepted))
-	for i := range proc.accepted {
-		out[i] = proc.accepted[i].Load()
-	}
-	return out
-}
-
-// ClearAccepted resets the counts (clear counters all).
-func (proc *Process) ClearAccepted() {
-	for i := range proc.accepted {
-		proc.accepted[i].Store(0)
-	}
 }

@@ -41,6 +41,12 @@ func adminConf(t *testing.T) *Config {
 	return c
 }
 
+// serverObserver observes server changes only.
+type serverObserver func(s *Server, ev ServerEvent)
+
+func (f serverObserver) ServerChanged(s *Server, ev ServerEvent) { f(s, ev) }
+func (serverObserver) ProxyChanged(*Proxy, ProxyEvent)           {}
+
 type hookLog struct{ evs []ServerEvent }
 
 func (h *hookLog) record(s *Server, ev ServerEvent) { h.evs = append(h.evs, ev) }
@@ -49,12 +55,12 @@ func TestStateTransitions(t *testing.T) {
 	c := adminConf(t)
 	var log hookLog
 	var usableAtHook []bool
-	AddServerHook(func(s *Server, ev ServerEvent) {
+	c.SetObserver(serverObserver(func(s *Server, ev ServerEvent) {
 		if s.Proxy.Name == "rr" && s.Name == "a" {
 			log.record(s, ev)
 			usableAtHook = append(usableAtHook, s.LBUsable())
 		}
-	})
+	}))
 	_, a := c.FindServerRef("rr", "a")
 	if a.CheckState.Load() != ChkStConfigured|ChkStEnabled || a.Health.Load() != 2 {
 		t.Fatalf("initial check state %d health %d", a.CheckState.Load(), a.Health.Load())
@@ -151,14 +157,14 @@ func TestAddDelServer(t *testing.T) {
 	c := adminConf(t)
 	rr := c.FindProxy("rr", CapBE)
 	var added, deleted *Server
-	AddServerHook(func(s *Server, ev ServerEvent) {
+	c.SetObserver(serverObserver(func(s *Server, ev ServerEvent) {
 		switch ev {
 		case SrvEvAdded:
 			added = s
 		case SrvEvDeleted:
 			deleted = s
 		}
-	})
+	}))
 	s, errs := rr.AddServer(c, "d", "127.0.0.1:9", []string{"weight", "7", "check"})
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -190,11 +196,11 @@ func TestSetAddrPort(t *testing.T) {
 	_, a := c.FindServerRef("rr", "a")
 	gen := a.Addr().Gen
 	var evs []ServerEvent
-	AddServerHook(func(s *Server, ev ServerEvent) {
+	c.SetObserver(serverObserver(func(s *Server, ev ServerEvent) {
 		if s == a {
 			evs = append(evs, ev)
 		}
-	})
+	}))
 	a.SetAddrPort(netip.MustParseAddr("::1"), true, 0, false)
 	if got := a.Addr(); got.IP.String() != "::1" || got.Port != 1 || got.Gen != gen+1 {
 		t.Errorf("addr %+v", got)

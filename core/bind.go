@@ -1,14 +1,8 @@
 package core
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/netip"
 	"os/user"
 	"strconv"
 	"strings"
@@ -63,7 +57,7 @@ var bindGaps = map[string]Gap{
 }
 
 // bindParam returns the value of the last param kw of a bind line, or "".
-func bindParam(b *Bind, kw string) string {
+func BindParam(b *Bind, kw string) string {
 	v := ""
 	for i := 0; i+1 < len(b.Args); i++ {
 		if n, ok := bindParamArgs[b.Args[i]]; ok {
@@ -78,7 +72,7 @@ func bindParam(b *Bind, kw string) string {
 
 // atoiPrefix reads the leading digits of s as C's atol does: "12x" is 12,
 // "x" is 0.
-func atoiPrefix(s string) int {
+func AtoiPrefix(s string) int {
 	n := 0
 	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
 		n = n*10 + int(s[i]-'0')
@@ -87,7 +81,7 @@ func atoiPrefix(s string) int {
 }
 
 // bindFlag says whether a bind line has the flag kw.
-func bindFlag(b *Bind, kw string) bool {
+func BindFlag(b *Bind, kw string) bool {
 	for i := 0; i < len(b.Args); i++ {
 		if n, ok := bindParamArgs[b.Args[i]]; ok {
 			i += n
@@ -264,112 +258,4 @@ func ExpandBindAddr(spec string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// proxyConn is a client connection that began with a PROXY protocol
-// header: its addresses are the header's, and its bytes those after it.
-type proxyConn struct {
-	net.Conn
-	r        io.Reader
-	src, dst net.Addr // nil: the connection's own (LOCAL, UNKNOWN)
-}
-
-func (c *proxyConn) Read(b []byte) (int, error) { return c.r.Read(b) }
-
-// CloseWrite half-closes the socket, so that tcp mode forwards a client's
-// end of stream as it does without the header.
-func (c *proxyConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return c.Conn.Close()
-}
-
-func (c *proxyConn) RemoteAddr() net.Addr {
-	if c.src != nil {
-		return c.src
-	}
-	return c.Conn.RemoteAddr()
-}
-
-func (c *proxyConn) LocalAddr() net.Addr {
-	if c.dst != nil {
-		return c.dst
-	}
-	return c.Conn.LocalAddr()
-}
-
-var (
-	proxyV2Sig     = []byte("\r\n\r\n\x00\r\nQUIT\n")
-	errProxyHeader = errors.New("received something which does not look like a PROXY protocol header")
-)
-
-// readProxyHeader reads a PROXY protocol header, version 1 or 2, from the
-// start of c (accept-proxy) and returns c as the header describes it.
-func readProxyHeader(c net.Conn) (net.Conn, error) {
-	br := bufio.NewReaderSize(c, 256)
-	pc := &proxyConn{Conn: c, r: br}
-	first, err := br.Peek(1)
-	if err != nil {
-		return nil, err
-	}
-	if first[0] == 'P' {
-		line, err := br.ReadSlice('\n')
-		// 107 bytes is the longest a version 1 header may be.
-		if err != nil || len(line) > 107 || !bytes.HasSuffix(line, []byte("\r\n")) {
-			return nil, errProxyHeader
-		}
-		f := strings.Fields(string(line))
-		if len(f) < 2 || f[0] != "PROXY" {
-			return nil, errProxyHeader
-		}
-		if f[1] == "UNKNOWN" {
-			return pc, nil
-		}
-		if len(f) != 6 || f[1] != "TCP4" && f[1] != "TCP6" {
-			return nil, errProxyHeader
-		}
-		src, err1 := netip.ParseAddr(f[2])
-		dst, err2 := netip.ParseAddr(f[3])
-		sp, err3 := strconv.ParseUint(f[4], 10, 16)
-		dp, err4 := strconv.ParseUint(f[5], 10, 16)
-		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || src.Is4() != (f[1] == "TCP4") || dst.Is4() != src.Is4() {
-			return nil, errProxyHeader
-		}
-		pc.src = net.TCPAddrFromAddrPort(netip.AddrPortFrom(src, uint16(sp)))
-		pc.dst = net.TCPAddrFromAddrPort(netip.AddrPortFrom(dst, uint16(dp)))
-		return pc, nil
-	}
-	hdr := make([]byte, 16)
-	if _, err := io.ReadFull(br, hdr); err != nil || !bytes.Equal(hdr[:12], proxyV2Sig) || hdr[12]>>4 != 2 {
-		return nil, errProxyHeader
-	}
-	body := make([]byte, binary.BigEndian.Uint16(hdr[14:]))
-	if _, err := io.ReadFull(br, body); err != nil {
-		return nil, errProxyHeader
-	}
-	switch hdr[12] & 0xf {
-	case 0: // LOCAL: the connection speaks for itself.
-		return pc, nil
-	case 1:
-	default:
-		return nil, errProxyHeader
-	}
-	var n int
-	switch hdr[13] >> 4 {
-	case 1:
-		n = 4
-	case 2:
-		n = 16
-	default: // AF_UNSPEC, AF_UNIX: no address goha can use.
-		return pc, nil
-	}
-	if len(body) < 2*n+4 {
-		return nil, errProxyHeader
-	}
-	src, _ := netip.AddrFromSlice(body[:n])
-	dst, _ := netip.AddrFromSlice(body[n : 2*n])
-	pc.src = net.TCPAddrFromAddrPort(netip.AddrPortFrom(src, binary.BigEndian.Uint16(body[2*n:])))
-	pc.dst = net.TCPAddrFromAddrPort(netip.AddrPortFrom(dst, binary.BigEndian.Uint16(body[2*n+2:])))
-	return pc, nil
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"goha/core/config"
 	"goha/core/diag"
@@ -26,7 +27,8 @@ type Config struct {
 	// validation (HAProxy then says "Error(s) found in configuration file").
 	ParseAlerts int
 
-	live cfgRuntimeState // limits changed at run time
+	live     cfgRuntimeState          // limits changed at run time
+	observer atomic.Pointer[Observer] // the running process, once one runs c
 }
 
 // FindProxy returns the proxy named name with one of the capabilities in
@@ -150,7 +152,7 @@ func (b *builder) proxySection(s *config.Section) {
 		// listens, which other objects refer to, not those of defaults.
 		b.d.Alertf(s.Pos, "character '%s' is not permitted in '%s' name '%s'.", ch, s.Kind, s.Name)
 	}
-	p := &Proxy{Name: s.Name, Pos: s.Pos, Cap: cap}
+	p := &Proxy{Name: s.Name, Pos: s.Pos, Cap: cap, conf: b.cfg}
 	// The template: `from <name>` or the last defaults section.
 	tmpl := b.lastDef
 	if s.From != "" {

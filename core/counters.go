@@ -46,10 +46,10 @@ func HrspClass(status int) int {
 // SessionStart counts one new session and tracks the current maximum and rate.
 func (c *Counters) SessionStart(now time.Time) {
 	cur := c.Scur.Add(1)
-	storeMax(&c.Smax, cur)
+	StoreMax(&c.Smax, cur)
 	c.Stot.Add(1)
 	r := c.SessRate.Add(now, 1)
-	storeMax(&c.SessRateMax, r)
+	StoreMax(&c.SessRateMax, r)
 	c.LastSess.Store(now.Unix())
 }
 
@@ -59,13 +59,13 @@ func (c *Counters) SessionEnd() { c.Scur.Add(-1) }
 // Request counts one request and its rate.
 func (c *Counters) Request(now time.Time) {
 	c.ReqTot.Add(1)
-	storeMax(&c.ReqRateMax, c.ReqRate.Add(now, 1))
+	StoreMax(&c.ReqRateMax, c.ReqRate.Add(now, 1))
 }
 
 // Conn counts one accepted connection (frontends) and its rate.
 func (c *Counters) Conn(now time.Time) {
 	c.ConnTot.Add(1)
-	storeMax(&c.ConnRateMax, c.ConnR.Add(now, 1))
+	StoreMax(&c.ConnRateMax, c.ConnR.Add(now, 1))
 }
 
 // Clear resets the maxima, as `clear counters` does; ClearAll resets
@@ -89,7 +89,7 @@ func (c *Counters) ClearAll() {
 	c.Qcur.Store(qcur)
 }
 
-func storeMax(m *atomic.Int64, v int64) {
+func StoreMax(m *atomic.Int64, v int64) {
 	for {
 		old := m.Load()
 		if v <= old || m.CompareAndSwap(old, v) {

@@ -6,6 +6,6 @@ import (
 	"goha/core/lb"
 )
 
-// extraHashes are hash functions goha adds to HAProxy's: xxh64 lives here
+// ExtraHashes are hash functions goha adds to HAProxy's: xxh64 lives here
 // because core/lb imports only the standard library.
-var extraHashes = map[string]lb.HashFunc{"xxh64": lb.XXH64(xxhash.Sum64)}
+var ExtraHashes = map[string]lb.HashFunc{"xxh64": lb.XXH64(xxhash.Sum64)}

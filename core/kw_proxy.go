@@ -184,7 +184,7 @@ var proxyKeywords = []Keyword{
 		return nil
 	}},
 	{Name: "hash-type", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
-		if _, err := lb.ParseHashType(args, extraHashes); err != nil {
+		if _, err := lb.ParseHashType(args, ExtraHashes); err != nil {
 			return err
 		}
 		c.p.HashType = append([]string(nil), args...)
@@ -228,7 +228,7 @@ var proxyKeywords = []Keyword{
 			return errf("log-format expects only one argument, don't forget to escape spaces!")
 		}
 		c.p.LogFormat = args[0]
-		c.p.logFmt = &logFormat{pos: c.pos, kind: "log-format", src: args[0]}
+		c.p.LogFmt = &LogFormatDef{Pos: c.pos, Kind: "log-format", Src: args[0]}
 		return nil
 	}},
 	{Name: "errorfile", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
@@ -277,7 +277,7 @@ var proxyKeywords = []Keyword{
 	{Name: "option tcplog", Scope: scopeProxy, Args: 0, Parse: func(c *kwCtx, args []string) error {
 		c.p.TCPLog, c.p.HTTPLog = !c.neg, false
 		if !c.neg {
-			c.p.logFmt = &logFormat{pos: c.pos, kind: "option tcplog", src: c.p.LogFormat}
+			c.p.LogFmt = &LogFormatDef{Pos: c.pos, Kind: "option tcplog", Src: c.p.LogFormat}
 		}
 		return nil
 	}},
@@ -292,7 +292,7 @@ var proxyKeywords = []Keyword{
 			if c.p.HTTPLogCLF {
 				kind = "option httplog clf"
 			}
-			c.p.logFmt = &logFormat{pos: c.pos, kind: kind, src: c.p.LogFormat}
+			c.p.LogFmt = &LogFormatDef{Pos: c.pos, Kind: kind, Src: c.p.LogFormat}
 		}
 		return nil
 	}},

@@ -21,7 +21,6 @@ func init() {
 	registerSection("ring", parseRingSection)
 	registerSection("log-forward", parseLogForwardSection)
 	registerPostCheck(openLogTargets)
-	startHooks = append(startHooks, startLogging)
 }
 
 // logState is a configuration's logging machinery.
@@ -203,7 +202,6 @@ func openLogTargets(b *builder) {
 			p.logMeta.Host = []byte(g.Hostname)
 		}
 	}
-	compileLogFormats(b)
 	for _, lf := range st.forwards {
 		if err := lf.Open(st.reg); err != nil {
 			b.d.Add(diag.Diag{Sev: diag.Alert, Msg: ringErr(err).Error()})
@@ -211,26 +209,8 @@ func openLogTargets(b *builder) {
 	}
 }
 
-// startLogging starts the ring forwarders and log-forward listeners.
-func startLogging(proc *Process) error {
-	st := proc.Conf.logs()
-	ctx, cancel := context.WithCancel(context.Background())
-	st.cancel = cancel
-	st.reg.Start(ctx)
-	for _, lf := range st.forwards {
-		go lf.ListenAndServe(ctx)
-	}
-	proc.OnStop(func() {
-		// What UDP targets still gather goes out before the rings stop.
-		proc.Conf.eachLogger(func(l *ring.Logger) { l.Flush() })
-		cancel()
-		st.reg.Wait()
-	})
-	return nil
-}
-
 // sendLog hands an access log message to the frontend's loggers.
-func (p *Proxy) sendLog(msg []byte, level int) {
+func (p *Proxy) SendLog(msg []byte, level int) {
 	if len(p.loggers) == 0 {
 		return
 	}

@@ -10,8 +10,6 @@ import (
 
 	"goha/core/check"
 	"goha/core/diag"
-	"goha/core/http1"
-	"goha/core/pool"
 	"goha/ring"
 )
 
@@ -133,19 +131,14 @@ type Proxy struct {
 	// syslog header fields of its messages.
 	loggers ring.Loggers
 	logMeta ring.Meta
-	// logFmt is the frontend's compiled log-format (or option httplog
-	// clf); nil when its lines use the httplog or tcplog fast paths.
-	logFmt *logFormat
+	// LogFmt is the frontend's log-format line (or option httplog clf,
+	// tcplog with a format); nil when its lines use the httplog or tcplog
+	// fast paths. The running process compiles it.
+	LogFmt *LogFormatDef
 
 	// The named ACLs declared so far, while the section is read: a
 	// condition may only name the ACLs declared before it, as in HAProxy.
 	aclsSoFar map[string][]*sample.Term
-
-	// Compiled at the end of the build.
-	useBE     []useBackendRule
-	reqRules  []*httpRule
-	respRules []*httpRule
-	errReply  map[int]*http1.Reply
 
 	Servers   []*Server
 	srvByName map[string]*Server
@@ -156,16 +149,23 @@ type Proxy struct {
 	// maxconn can be changed at run time (set maxconn frontend).
 	liveMaxConn atomic.Int64
 
-	// LB is the backend's picker; core owns it, the data path calls it.
 	// lbMu guards changes to the servers list at run time (add/del server);
 	// readers take a snapshot with ServerList.
 	lbMu       sync.Mutex
 	srvList    atomic.Pointer[[]*Server]
 	nextSID    int
-	rt         *backendRT   // nil until the process starts
+	conf       *Config      // the configuration p belongs to, for its observer
 	tmpl       *Proxy       // the defaults section this proxy was built from
 	checkRules *check.Rules // built after validation
 	adm        pxRuntimeState
+}
+
+// LogFormatDef is a log-format string and where it was given; the running
+// process compiles it.
+type LogFormatDef struct {
+	Pos  diag.Pos
+	Kind string // "log-format", "option httplog", "option tcplog", ...
+	Src  string
 }
 
 // LineDef is a configuration line kept for a later compile step.
@@ -316,11 +316,7 @@ type Server struct {
 	maxconn    atomic.Int64
 	served     atomic.Int64 // connections being served (for leastconn, maxconn, queues)
 
-	tls      *serverTLS             // TLS to the server; nil until the process starts
-	chk      *check.Server          // health and agent checks; nil when unchecked
-	sessions sessionSet             // client connections of the streams being served
-	idx      int                    // index in the backend's picker
-	pool     *pool.Server[*srvConn] // idle connections; nil until the process starts
+	tls *serverTLS // TLS to the server; nil until the process starts
 
 	Counters Counters
 	// Check state, as show stat / show servers state report it.

@@ -1,112 +1,9 @@
 package core
 
 import (
-	"bytes"
 	"fmt"
 	"goha/core/sample"
-	"os"
-	"regexp"
-	"strconv"
-	"strings"
-
-	"goha/core/diag"
-	"goha/core/http1"
 )
-
-func init() { registerPostCheck(compileHTTP) }
-
-type useBackendRule struct {
-	cond *sample.Cond
-	be   *Proxy
-}
-
-type ruleAction int
-
-const (
-	actSetHeader ruleAction = iota
-	actAddHeader
-	actDelHeader
-	actDeny
-	actReturn
-	actAllow
-)
-
-// httpRule is a compiled http-request or http-response rule.
-type httpRule struct {
-	act    ruleAction
-	name   string
-	nameRe *regexp.Regexp // del-header -m reg
-	match  byte           // del-header -m: 0 (str), 'b'eg, 'e'nd, 's'ub, 'r'eg
-	value  *sample.Expr   // set-header, add-header
-	status int
-	reply  *http1.Reply // deny, and return when nothing in it varies
-	cond   *sample.Cond
-	// return with log-format parts, built per request.
-	ctype string
-	hdrs  []retHeader
-	body  *sample.Expr
-}
-
-type retHeader struct {
-	name  string
-	value *sample.Expr
-}
-
-// compileHTTP compiles ACLs, use_backend conditions, http rules and error
-// files of every proxy, reporting problems at their lines.
-func compileHTTP(b *builder) {
-	for _, p := range b.cfg.Proxies {
-		named := map[string][]*sample.Term{}
-		for _, a := range p.ACLs {
-			t, err := sample.CompileACL(a.Words)
-			if err != nil {
-				b.d.Alertf(a.Pos, "error detected while parsing ACL '%s' : %v", a.Name, err)
-				continue
-			}
-			named[a.Name] = append(named[a.Name], t)
-		}
-		for _, ub := range p.UseBackends {
-			c, err := sample.CompileCond(ub.Cond, named)
-			if err != nil {
-				b.d.Alertf(ub.Pos, "error detected while parsing switching rule : %v.", err)
-				continue
-			}
-			if ub.Target != nil {
-				p.useBE = append(p.useBE, useBackendRule{cond: c, be: ub.Target})
-			}
-		}
-		for _, r := range p.HTTPReqRules {
-			if rule, err := compileRule(r.Words, named, false); err != nil {
-				b.d.Alertf(r.Pos, "'http-request %s' : %v", first(r.Words), err)
-			} else {
-				p.reqRules = append(p.reqRules, rule)
-			}
-		}
-		for _, r := range p.HTTPRespRules {
-			if rule, err := compileRule(r.Words, named, true); err != nil {
-				b.d.Alertf(r.Pos, "'http-response %s' : %v", first(r.Words), err)
-			} else {
-				p.respRules = append(p.respRules, rule)
-			}
-		}
-		for code, path := range p.ErrorFiles {
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				b.d.Add(diag.Diag{Sev: diag.Alert, Pos: p.Pos, Msg: fmt.Sprintf("error opening file '%s'.", path)})
-				continue
-			}
-			r, err := http1.NewReply(raw)
-			if err != nil {
-				b.d.Add(diag.Diag{Sev: diag.Alert, Pos: p.Pos, Msg: fmt.Sprintf("'%s': %v", path, err)})
-				continue
-			}
-			if p.errReply == nil {
-				p.errReply = map[int]*http1.Reply{}
-			}
-			p.errReply[code] = r
-		}
-	}
-}
 
 // ruleActions says, for each action goha runs, how many of the words
 // after the action's name it reads, as HAProxy's action parsers do: what
@@ -158,7 +55,7 @@ func replyArgs(deny bool) func([]string) int {
 // checkRuleCond refuses a rule whose action is followed by anything but a
 // condition, in HAProxy's words. Unknown actions are left to compileRule.
 func checkRuleCond(kw string, words []string) error {
-	n, ok := ruleArity(words)
+	n, ok := RuleArity(words)
 	if !ok || n >= len(words) {
 		return nil
 	}
@@ -173,7 +70,7 @@ func checkRuleCond(kw string, words []string) error {
 func finalRule(words []string) bool {
 	switch words[0] {
 	case "allow", "deny", "return":
-		n, ok := ruleArity(words)
+		n, ok := RuleArity(words)
 		return ok && n == len(words)
 	}
 	return false
@@ -184,13 +81,13 @@ func finalRule(words []string) bool {
 // reported here, with the other problems of the section, rather than
 // after them.
 func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
-	if _, ok := ruleArity(args); !ok {
-		return errf("'%s %s' : %v", c.kw, args[0], unknownAction(args[0]))
+	if _, ok := RuleArity(args); !ok {
+		return errf("'%s %s' : %v", c.kw, args[0], UnknownAction(args[0]))
 	}
 	if err := checkRuleCond(c.kw, args); err != nil {
 		return err
 	}
-	if n, _ := ruleArity(args); n < len(args) {
+	if n, _ := RuleArity(args); n < len(args) {
 		if _, err := sample.CompileCond(args[n:], c.p.aclsSoFar); err != nil {
 			return errf("error detected while parsing an '%s %s' condition : %v.", c.kw, args[0], err)
 		}
@@ -202,267 +99,15 @@ func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
 	return nil
 }
 
-func unknownAction(a string) error {
+func UnknownAction(a string) error {
 	return fmt.Errorf("unknown or unsupported action '%s'; goha supports 'set-header', 'add-header', 'del-header', 'allow', 'deny' and 'return'.", a)
 }
 
-// ruleArity returns how many words the action and its arguments take.
-func ruleArity(words []string) (int, bool) {
+// RuleArity returns how many words the action and its arguments take.
+func RuleArity(words []string) (int, bool) {
 	f := ruleActions[words[0]]
 	if f == nil {
 		return 0, false
 	}
 	return min(1+f(words[1:]), len(words)), true
-}
-
-func compileRule(words []string, named map[string][]*sample.Term, resp bool) (*httpRule, error) {
-	n, ok := ruleArity(words)
-	if !ok {
-		return nil, unknownAction(words[0])
-	}
-	args, condWords := words[:n], words[n:]
-	cond, err := sample.CompileCond(condWords, named)
-	if err != nil {
-		return nil, err
-	}
-	r := &httpRule{cond: cond}
-	switch args[0] {
-	case "set-header", "add-header":
-		if len(args) < 3 {
-			return nil, fmt.Errorf("expects exactly 2 arguments.")
-		}
-		r.act = actSetHeader
-		if args[0] == "add-header" {
-			r.act = actAddHeader
-		}
-		v, err := sample.CompileLF(joinWords(args[2:]))
-		if err != nil {
-			return nil, err
-		}
-		r.name, r.value = args[1], v
-	case "del-header":
-		if len(args) < 2 {
-			return nil, fmt.Errorf("expects at least 1 argument.")
-		}
-		r.act, r.name = actDelHeader, args[1]
-		if len(args) > 2 {
-			switch m := first(args[3:]); m {
-			case "str":
-			case "beg", "end":
-				r.match = m[0]
-			case "sub":
-				r.match, r.name = 's', strings.ToLower(r.name)
-			case "reg":
-				re, err := regexp.Compile(r.name)
-				if err != nil {
-					return nil, fmt.Errorf("regex '%s' is invalid: %v", r.name, err)
-				}
-				r.match, r.nameRe = 'r', re
-			default:
-				return nil, fmt.Errorf("-m with unsupported matching method '%s'.", m)
-			}
-		}
-	case "allow":
-		r.act = actAllow
-	case "deny":
-		r.act, r.status = actDeny, 403
-		if resp {
-			r.status = 502
-		}
-		for i := 1; i < len(args); i += 2 {
-			switch args[i] {
-			case "deny_status", "status":
-				if i+1 >= len(args) {
-					return nil, fmt.Errorf("'status' expects <status_code> as argument.")
-				}
-				n, err := strconv.Atoi(args[i+1])
-				if err != nil {
-					return nil, fmt.Errorf("invalid status code '%s'.", args[i+1])
-				}
-				r.status = n
-			default:
-				return nil, fmt.Errorf("'%s' is not supported by goha in a 'deny' rule; only 'status' and 'deny_status' are.", args[i])
-			}
-		}
-		r.reply = http1.ErrorReply(r.status)
-		if r.reply == nil {
-			return nil, fmt.Errorf("status code '%d' not handled.", r.status)
-		}
-	case "return":
-		r.act, r.status = actReturn, 200
-		body := ""
-		lf := false
-		for i := 1; i < len(args); i++ {
-			if i+1 >= len(args) {
-				return nil, fmt.Errorf("'%s' expects an argument.", args[i])
-			}
-			switch args[i] {
-			case "status":
-				n, err := strconv.Atoi(args[i+1])
-				if err != nil || n < 200 || n > 599 {
-					return nil, fmt.Errorf("status code '%s' is invalid.", args[i+1])
-				}
-				r.status = n
-			case "content-type":
-				r.ctype = args[i+1]
-			case "string":
-				body, lf = args[i+1], false
-			case "lf-string":
-				body, lf = args[i+1], true
-			case "hdr":
-				if i+2 >= len(args) {
-					return nil, fmt.Errorf("'hdr' expects <name> and <fmt> as arguments.")
-				}
-				v, err := sample.CompileLF(args[i+2])
-				if err != nil {
-					return nil, err
-				}
-				r.hdrs = append(r.hdrs, retHeader{name: args[i+1], value: v})
-				i++
-			default:
-				return nil, fmt.Errorf("unknown argument '%s'.", args[i])
-			}
-			i++
-		}
-		if body != "" && r.ctype == "" {
-			return nil, fmt.Errorf("a content type must be defined when non-empty payload is configured.")
-		}
-		if lf {
-			v, err := sample.CompileLF(body)
-			if err != nil {
-				return nil, err
-			}
-			r.body = v
-		} else {
-			r.body = sample.Literal(body)
-		}
-		static := r.body.Static()
-		for _, h := range r.hdrs {
-			static = static && h.value.Static()
-		}
-		if static {
-			body := r.body.AppendTo(nil, nil)
-			head, _ := r.appendReturnHead(nil, len(body), nil, false)
-			raw := string(head) + "\r\n" + string(body)
-			rep, err := http1.NewReply([]byte(raw))
-			if err != nil {
-				return nil, err
-			}
-			r.reply = rep
-		}
-	}
-	return r, nil
-}
-
-// delHeader removes the fields del-header names. HAProxy compares names
-// without regard to case, and runs a regex on the name as its HTX stores
-// it: in lower case.
-func (r *httpRule) delHeader(h *http1.Head) {
-	if r.match == 0 {
-		h.Del(r.name)
-		return
-	}
-	var low []byte
-	for i := 0; i < h.NumFields(); i++ {
-		if h.Deleted(i) {
-			continue
-		}
-		name, _ := h.Field(i)
-		var ok bool
-		switch r.match {
-		case 'b':
-			ok = len(name) >= len(r.name) && bytes.EqualFold(name[:len(r.name)], []byte(r.name))
-		case 'e':
-			ok = len(name) >= len(r.name) && bytes.EqualFold(name[len(name)-len(r.name):], []byte(r.name))
-		case 's':
-			low = appendLower(low[:0], name)
-			ok = bytes.Contains(low, []byte(r.name))
-		case 'r':
-			low = appendLower(low[:0], name)
-			ok = r.nameRe.Match(low)
-		}
-		if ok {
-			h.DelField(i)
-		}
-	}
-}
-
-func appendLower(b, s []byte) []byte {
-	for _, c := range s {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b = append(b, c)
-	}
-	return b
-}
-
-func reasonPhrase(code int) string {
-	switch code {
-	case 200:
-		return "OK"
-	case 201:
-		return "Created"
-	case 204:
-		return "No Content"
-	case 301:
-		return "Moved Permanently"
-	case 302:
-		return "Found"
-	case 400:
-		return "Bad Request"
-	case 401:
-		return "Unauthorized"
-	case 403:
-		return "Forbidden"
-	case 404:
-		return "Not Found"
-	case 500:
-		return "Internal Server Error"
-	case 502:
-		return "Bad Gateway"
-	case 503:
-		return "Service Unavailable"
-	case 504:
-		return "Gateway Time-out"
-	}
-	return "Other"
-}
-
-// appendReturnHead writes the status line and header fields of a return
-// rule's response, without the final empty line, for a body of n bytes,
-// in HAProxy's order: the rule's hdr fields, then content-length and
-// content-type. v evaluates the hdr values (nil when they are static).
-// On the wire (wire set), a 1xx or 204 response has no content-length,
-// as HAProxy's H1 layer drops it; fields is what the fields count in
-// HAProxy's log (http1.HTXSize), where it is still counted.
-func (r *httpRule) appendReturnHead(b []byte, n int, v *sample.Request, wire bool) (out []byte, fields int) {
-	b = append(b, "HTTP/1.1 "...)
-	b = strconv.AppendInt(b, int64(r.status), 10)
-	b = append(b, ' ')
-	b = append(b, reasonPhrase(r.status)...)
-	b = append(b, "\r\n"...)
-	for _, h := range r.hdrs {
-		b = append(b, h.name...)
-		b = append(b, ": "...)
-		at := len(b)
-		b = h.value.AppendTo(b, v)
-		fields += len(h.name) + len(b) - at
-		b = append(b, "\r\n"...)
-	}
-	var num [20]byte
-	cl := strconv.AppendInt(num[:0], int64(n), 10)
-	fields += len("content-length") + len(cl)
-	if !wire || !http1.BodylessStatus(r.status) {
-		b = append(b, "content-length: "...)
-		b = append(b, cl...)
-		b = append(b, "\r\n"...)
-	}
-	if r.ctype != "" {
-		b = append(b, "content-type: "...)
-		b = append(b, r.ctype...)
-		b = append(b, "\r\n"...)
-		fields += len("content-type") + len(r.ctype)
-	}
-	return b, fields
 }

@@ -209,7 +209,7 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 // dynamicSNI says whether the SNI comes from the request (sni
 // req.hdr(host)): such connections are not shared between requests for
 // other names.
-func (s *Server) dynamicSNI() bool {
+func (s *Server) DynamicSNI() bool {
 	v := s.SSLArgs["sni"]
 	return v != "" && !strings.HasPrefix(v, "str(")
 }
@@ -248,7 +248,7 @@ func opensslName(iana string) string {
 // serverTLS holds the TLS configuration in force for a server; nil: plain.
 type serverTLS struct{ cfg atomic.Pointer[tls.Config] }
 
-func (s *Server) tlsConfig() *tls.Config {
+func (s *Server) TLSConfig() *tls.Config {
 	if s.tls == nil {
 		return nil
 	}
@@ -257,7 +257,7 @@ func (s *Server) tlsConfig() *tls.Config {
 
 // refreshTLS applies the server's ssl setting (configuration or `set
 // server ssl`).
-func (s *Server) refreshTLS(g *Global) error {
+func (s *Server) RefreshTLS(g *Global) error {
 	if s.tls == nil {
 		s.tls = &serverTLS{}
 	}
@@ -582,7 +582,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 }
 
 // tlsHandshake runs a client handshake on a new server connection.
-func (s *Server) tlsHandshake(nc net.Conn, c *tls.Config, timeout time.Duration, sni string) (net.Conn, error) {
+func (s *Server) TLSHandshake(nc net.Conn, c *tls.Config, timeout time.Duration, sni string) (net.Conn, error) {
 	if sni != "" && c.ServerName != sni {
 		c = c.Clone()
 		c.ServerName = sni

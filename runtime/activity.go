@@ -31,11 +31,7 @@ func cmdShowActivity(c *Ctx) {
 		n = 1
 	}
 	got := map[string]ActivityCounter{}
-	if Activity != nil {
-		for _, a := range Activity() {
-			got[a.Name] = a
-		}
-	}
+	got["fd_takeover"] = ActivityCounter{Name: "fd_takeover", PerThread: c.Proc.FDTakeover()}
 	got["accepted"] = ActivityCounter{Name: "accepted", PerThread: c.Proc.Accepted()}
 	now := time.Now()
 	b := make([]byte, 0, 2048)
@@ -85,9 +81,6 @@ func cmdShowActivity(c *Ctx) {
 // stable address.
 func cmdShowPools(c *Ctx) {
 	var pools []PoolInfo
-	if Pools != nil {
-		pools = Pools()
-	}
 	b := []byte("Dumping pools usage. Use SIGQUIT to flush them.\n")
 	var alloc, used int
 	for i, p := range pools {

@@ -3,12 +3,11 @@ package runtime
 import (
 	"bufio"
 	"fmt"
+	"goha/core/stream"
 	"io"
 	"net"
 	"strings"
 	"testing"
-
-	"goha/core"
 )
 
 // bigConfig has nb backends of ns servers each.
@@ -25,7 +24,7 @@ func bigConfig(nb, ns int) string {
 	return b.String()
 }
 
-func benchCtx(p *core.Process, args ...string) *Ctx {
+func benchCtx(p *stream.Process, args ...string) *Ctx {
 	s := &session{srv: NewServer(p), w: bufio.NewWriterSize(io.Discard, 64<<10), level: LevelAdmin}
 	return &Ctx{Args: args, Proc: p, W: s.w, s: s}
 }

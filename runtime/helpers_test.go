@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"goha/core/stream"
 	"io"
 	"net"
 	"os"
@@ -15,7 +16,7 @@ import (
 
 // newProc builds a process from configuration text, failing the test on
 // any alert.
-func newProc(t testing.TB, text string) *core.Process {
+func newProc(t testing.TB, text string) *stream.Process {
 	t.Helper()
 	d := &diag.Collector{}
 	// Without a maxconn, HAProxy and goha derive one from the descriptor
@@ -29,7 +30,7 @@ func newProc(t testing.TB, text string) *core.Process {
 		}
 		t.Fatalf("configuration has alerts")
 	}
-	return core.NewProcess(cfg)
+	return stream.New(cfg)
 }
 
 func readFile(t testing.TB, path string) string {
@@ -47,7 +48,7 @@ type testServer struct {
 	paths map[Level]string
 }
 
-func startServer(t testing.TB, p *core.Process) *testServer {
+func startServer(t testing.TB, p *stream.Process) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	ts := &testServer{srv: NewServer(p), paths: map[Level]string{}}

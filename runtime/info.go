@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"fmt"
+	"goha/core/stream"
+	"goha/ring"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,54 +41,43 @@ type infoValue struct {
 }
 
 // infoValues computes show info's values for p, in infoFields order.
-func infoValues(p *core.Process, float bool) []infoValue {
+func infoValues(p *stream.Process, float bool) []infoValue {
 	conf := p.Conf
 	up := p.Uptime()
 	var t ProcessTotals
-	if Totals != nil {
-		t = Totals()
-	} else {
-		now := time.Now()
-		g := p.GlobalCounters()
-		t.CumConns = g.ConnTot.Load()
-		t.CumReq = g.ReqTot.Load() // stats-socket streams; requests below
-		t.MaxConnRate, t.MaxSessRate = g.ConnRateMax.Load(), g.SessRateMax.Load()
-		// Bytes sent: the stats socket's (global Bout), HTTP/1 as on
-		// the wire, a tcp stream's to its client and to its server.
-		t.TotalBytesOut = g.Bout.Load()
-		for _, px := range conf.Proxies {
-			if px.IsFrontend() {
-				t.TotalBytesOut += px.FE.H1BytesOut.Load()
-				if px.Mode == core.ModeTCP {
-					t.TotalBytesOut += px.FE.Bout.Load()
-				}
-			}
-			if px.IsBackend() {
-				t.TotalBytesOut += px.BE.H1BytesOut.Load()
-				if px.Mode == core.ModeTCP {
-					t.TotalBytesOut += px.BE.Bin.Load()
-				}
-			}
-			if px.IsFrontend() {
-				t.CurrConns += px.FE.Scur.Load()
-				t.CumReq += px.FE.ReqTot.Load()
-				t.ConnRate += px.FE.ConnR.Rate(now)
-				t.SessRate += px.FE.SessRate.Rate(now)
-				t.Listeners += int64(len(px.Binds))
+	now := time.Now()
+	g := p.GlobalCounters()
+	t.CumConns = g.ConnTot.Load()
+	t.CumReq = g.ReqTot.Load() // stats-socket streams; requests below
+	t.MaxConnRate, t.MaxSessRate = g.ConnRateMax.Load(), g.SessRateMax.Load()
+	// Bytes sent: the stats socket's (global Bout), HTTP/1 as on
+	// the wire, a tcp stream's to its client and to its server.
+	t.TotalBytesOut = g.Bout.Load()
+	for _, px := range conf.Proxies {
+		if px.IsFrontend() {
+			t.TotalBytesOut += px.FE.H1BytesOut.Load()
+			if px.Mode == core.ModeTCP {
+				t.TotalBytesOut += px.FE.Bout.Load()
 			}
 		}
-		t.Listeners += int64(len(conf.Global.StatsSockets))
-		d, r := conf.LogTotals()
-		t.DroppedLogs, t.CumRecvLogs = int64(d), int64(r)
+		if px.IsBackend() {
+			t.TotalBytesOut += px.BE.H1BytesOut.Load()
+			if px.Mode == core.ModeTCP {
+				t.TotalBytesOut += px.BE.Bin.Load()
+			}
+		}
+		if px.IsFrontend() {
+			t.CurrConns += px.FE.Scur.Load()
+			t.CumReq += px.FE.ReqTot.Load()
+			t.ConnRate += px.FE.ConnR.Rate(now)
+			t.SessRate += px.FE.SessRate.Rate(now)
+			t.Listeners += int64(len(px.Binds))
+		}
 	}
+	t.Listeners += int64(len(conf.Global.StatsSockets))
+	d, r := conf.LogTotals()
+	t.DroppedLogs, t.CumRecvLogs = int64(d), int64(r)
 	var poolAlloc, poolUsed, poolFail int64
-	if Pools != nil {
-		for _, pi := range Pools() {
-			poolAlloc += int64(pi.Allocated * pi.Size)
-			poolUsed += int64(pi.Used * pi.Size)
-			poolFail += int64(pi.Failures)
-		}
-	}
 	var rl syscall.Rlimit
 	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl)
 	node := conf.Global.Node
@@ -227,10 +219,12 @@ func cmdShowInfo(c *Ctx) {
 }
 
 func cmdStartupLogs(c *Ctx) {
-	if StartupLogs == nil {
+	if c.Proc.StartupLogs == nil {
 		return
 	}
-	txt := StartupLogs()
+	var b strings.Builder
+	c.Proc.StartupLogs.Dump(&b, false, false, ring.FrameLF, nil)
+	txt := b.String()
 	if txt != "" && txt[len(txt)-1] != '\n' {
 		txt += "\n"
 	}

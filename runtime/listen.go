@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"goha/core/stream"
 	"net"
 	"os"
 	"os/user"
@@ -49,7 +50,7 @@ type socketInfo struct {
 
 // Server serves the stats sockets of one process.
 type Server struct {
-	proc    *core.Process
+	proc    *stream.Process
 	timeout time.Duration
 	sem     chan struct{} // stats maxconn, shared by every socket
 	nextTh  atomic.Uint64
@@ -63,7 +64,7 @@ type Server struct {
 }
 
 // NewServer prepares a stats server for p; nothing listens yet.
-func NewServer(p *core.Process) *Server {
+func NewServer(p *stream.Process) *Server {
 	g := &p.Conf.Global
 	timeout := g.StatsTimeout
 	if timeout <= 0 {
@@ -78,7 +79,7 @@ func NewServer(p *core.Process) *Server {
 
 // Serve opens every `stats socket` of p's configuration and serves them
 // until p stops. It returns the server, already registered with p.OnStop.
-func Serve(p *core.Process) (*Server, error) {
+func Serve(p *stream.Process) (*Server, error) {
 	s := NewServer(p)
 	for _, ss := range p.Conf.Global.StatsSockets {
 		if err := s.Open(ss); err != nil {

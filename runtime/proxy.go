@@ -190,9 +190,7 @@ func cmdClearCounters(c *Ctx) {
 		}
 	}
 	c.Proc.ClearAccepted()
-	if ClearActivity != nil {
-		ClearActivity()
-	}
+	c.Proc.ClearFDTakeover()
 }
 
 // haDate formats t as HAProxy's log dates: 30/Nov/2026:00:06:07.795.
@@ -220,16 +218,14 @@ func cmdShowErrors(c *Ctx) {
 		dir = c.Arg(2)
 	}
 	var caps []ErrorCapture
-	if Errors != nil {
-		for _, e := range Errors() {
-			if only != nil && e.Proxy != only {
-				continue
-			}
-			if (dir == "request" && e.Response) || (dir == "response" && !e.Response) {
-				continue
-			}
-			caps = append(caps, e)
+	for _, e := range errorCaptures(c.Proc) {
+		if only != nil && e.Proxy != only {
+			continue
 		}
+		if (dir == "request" && e.Response) || (dir == "response" && !e.Response) {
+			continue
+		}
+		caps = append(caps, e)
 	}
 	c.Printf("Total events captured on [%s] : %d\n", haDate(time.Now()), len(caps))
 	for _, e := range caps {
@@ -285,9 +281,6 @@ func dumpText(c *Ctx, b []byte) {
 
 func cmdShowSess(c *Ctx) {
 	var list []SessionInfo
-	if Sessions != nil {
-		list = Sessions()
-	}
 	if c.s.srv != nil {
 		list = append(list, c.s.srv.cliSessions()...)
 	}
@@ -322,9 +315,6 @@ func cmdShutdownSession(c *Ctx) {
 	id, err := strconv.ParseUint(c.Arg(2), 0, 64)
 	if err != nil || id == 0 {
 		c.Err("Session pointer expected (use 'show sess').")
-		return
-	}
-	if ShutdownSession != nil && ShutdownSession(id) {
 		return
 	}
 	if c.s.srv != nil && c.s.srv.closeCLISession(id) {

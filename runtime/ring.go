@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -14,11 +13,6 @@ func init() {
 	Register(&Command{Words: []string{"show", "events"}, Usage: "show events [<sink>] [-w] [-n]",
 		Help: "show event sink state", Run: cmdShowEvents})
 }
-
-// Events serves `show events` from the ring package: the sink list with
-// no argument, else the sink's messages (ring.Registry.ShowEvents has this
-// signature). nil gives 2.6's default sinks, all empty.
-var Events func(w io.Writer, args []string, stop <-chan struct{}) error
 
 // eventsListHeader is 2.6's first line of the sink list.
 const eventsListHeader = "Supported events sinks are listed below. Add -w(wait), -n(new). Any key to stop\n"
@@ -40,26 +34,9 @@ func cmdShowEvents(c *Ctx) {
 	if len(args) > 0 && !c.Need(LevelOperator) {
 		return
 	}
-	if Events == nil {
-		if len(args) == 0 {
-			c.Warn(eventsListHeader +
-				"    stdout     : type=fd, 0 dropped, standard output (fd#1)\n" +
-				"    stderr     : type=fd, 0 dropped, standard output (fd#2)\n" +
-				"    buf0       : type=buffer, 0 dropped, in-memory ring buffer")
-			return
-		}
-		switch args[0] {
-		case "buf0":
-		case "stdout", "stderr":
-			c.Err("Nothing to report for this sink")
-		default:
-			c.Err("No such event sink")
-		}
-		return
-	}
 	if len(args) == 0 {
 		var b strings.Builder
-		if err := Events(&b, nil, nil); err != nil {
+		if err := c.Proc.Conf.LogRegistry().ShowEvents(&b, nil, nil); err != nil {
 			c.Err(err.Error())
 			return
 		}
@@ -89,7 +66,7 @@ func cmdShowEvents(c *Ctx) {
 			close(stop)
 		}()
 	}
-	err := Events(flushWriter{s}, args, stop)
+	err := c.Proc.Conf.LogRegistry().ShowEvents(flushWriter{s}, args, stop)
 	if wait {
 		s.conn.SetReadDeadline(time.Now())
 		<-done

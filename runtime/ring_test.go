@@ -3,35 +3,23 @@ package runtime
 import (
 	"bufio"
 	"io"
+	"strings"
 
 	"testing"
-
-	"goha/ring"
 )
 
 // TestShowEventsWait checks `show events <sink> -w`: events stream until
 // the client sends anything, then the reply ends normally.
 func TestShowEventsWait(t *testing.T) {
-	ts := startServer(t, newProc(t, readFile(t, "testdata/golden.cfg")))
-	old := Events
-	defer func() { Events = old }()
-	Events = func(w io.Writer, args []string, stop <-chan struct{}) error {
-		if len(args) == 0 {
-			io.WriteString(w, "header\n    myring     : type=buffer, 0 dropped, test\n")
-			return nil
-		}
-		if args[0] != "myring" {
-			return ring.ErrNoSuchSink
-		}
-		io.WriteString(w, "<133>first event\n")
-		w.(interface{ Flush() error }).Flush()
-		if stop != nil {
-			<-stop
-			io.WriteString(w, "<133>last event\n")
-		}
-		return nil
+	proc := newProc(t, readFile(t, "testdata/golden.cfg")+"\nring myring\n    description test\n    size 16384\n")
+	ts := startServer(t, proc)
+	rg := proc.Conf.LogRegistry().Ring("myring")
+	if rg == nil {
+		t.Fatal("no ring myring")
 	}
-	if out := ts.send(t, LevelAdmin, "show events\n"); out != eventsListHeader+"    myring     : type=buffer, 0 dropped, test\n\n" {
+	rg.Write([]byte("<133>first event"))
+	if out := ts.send(t, LevelAdmin, "show events\n"); !strings.HasPrefix(out, eventsListHeader) ||
+		!strings.Contains(out, "\n    myring     : type=buffer, 0 dropped, test\n") || !strings.HasSuffix(out, "\n\n") {
 		t.Errorf("list: %q", out)
 	}
 	if out := ts.send(t, LevelAdmin, "show events nosuch\n"); out != "No such event sink\n\n" {
@@ -47,9 +35,13 @@ func TestShowEventsWait(t *testing.T) {
 	if ln, _ := r.ReadString('\n'); ln != "<133>first event\n" {
 		t.Fatalf("first: %q", ln)
 	}
+	rg.Write([]byte("<133>last event"))
+	if ln, _ := r.ReadString('\n'); ln != "<133>last event\n" {
+		t.Fatalf("second: %q", ln)
+	}
 	io.WriteString(c, "x")
 	rest, _ := io.ReadAll(r)
-	if string(rest) != "<133>last event\n\n" {
+	if string(rest) != "\n" {
 		t.Errorf("after a key: %q", rest)
 	}
 }

@@ -544,10 +544,7 @@ func cmdShowServersConn(c *Ctx) {
 			continue
 		}
 		for _, s := range p.ServerList() {
-			var st ConnStats
-			if ServerConns != nil {
-				st = ServerConns(s)
-			}
+			st := serverConns(c.Proc, s)
 			a := s.Addr()
 			addr, port := "-", 0
 			if a != nil {

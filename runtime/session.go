@@ -5,12 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"goha/core/stream"
 	"io"
 	"net"
 	"strings"
 	"time"
-
-	"goha/core"
 )
 
 // maxArgs is HAProxy's MAX_CLI_ARGS: words past it are ignored (2.6).
@@ -60,7 +59,7 @@ type session struct {
 type Ctx struct {
 	Args    []string // every word of the command, keywords included
 	Payload string   // the text after `<<`, when the command ended with it
-	Proc    *core.Process
+	Proc    *stream.Process
 	W       io.Writer // data output: written as is, no severity prefix
 	s       *session
 }

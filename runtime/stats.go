@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"goha/core/stream"
 	"strconv"
 	"strings"
 	"time"
@@ -659,7 +660,7 @@ func (d *statDumper) backendRow(p *core.Proxy) {
 		// request was a stream on a new or a reused connection.
 		var open, used int64
 		for _, s := range p.Servers {
-			if st, ok := s.PoolStats(); ok {
+			if st, ok := d.c.Proc.ServerPool(s); ok {
 				open += st.Used + st.IdleCur
 				used += st.Used
 			}
@@ -724,8 +725,9 @@ var checkStatus = [...]struct{ name, desc string }{
 const hchkL57Data = 14
 const hchkChecked = 3
 
-// ServerStatus is show stat's status column for s (HAProxy 2.6's rules).
-func ServerStatus(conf *core.Config, s *core.Server) string {
+// serverStatus is show stat's status column for s (HAProxy 2.6's rules).
+func serverStatus(proc *stream.Process, s *core.Server) string {
+	conf := proc.Conf
 	adm := s.AdminState()
 	ref := s
 	for i := 0; i < 16 && ref.Track != "" && ref.Proxy != nil; i++ {
@@ -785,7 +787,7 @@ func ServerStatus(conf *core.Config, s *core.Server) string {
 		return upFmt("NOLB")
 	}
 	switch {
-	case agt && agentHealth(ref) == 0:
+	case agt && agentHealth(proc, ref) == 0:
 		return "DOWN (agent)"
 	case chk && health == 0:
 		return "DOWN"
@@ -797,11 +799,11 @@ func ServerStatus(conf *core.Config, s *core.Server) string {
 
 // agentHealth is the agent's health counter, from the check hook; an
 // agent nobody reports on counts as healthy.
-func agentHealth(s *core.Server) int {
-	if CheckInfo == nil {
+func agentHealth(proc *stream.Process, s *core.Server) int {
+	if h, a := proc.CheckSnapshots(s); a == nil && h == nil {
 		return 1
 	}
-	return CheckInfo(s).AgentHealth
+	return checkInfo(proc, s).AgentHealth
 }
 
 func (d *statDumper) serverRow(s *core.Server) {
@@ -827,7 +829,7 @@ func (d *statDumper) serverRow(s *core.Server) {
 	r.u(14, c.Eresp.Load())
 	r.u(15, c.Wretr.Load())
 	r.u(16, c.Wredis.Load())
-	r.str(17, ServerStatus(d.c.Proc.Conf, s))
+	r.str(17, serverStatus(d.c.Proc, s))
 	r.u(18, int64(s.EWeight()))
 	r.u(19, b2i(!s.Backup))
 	r.u(20, b2i(s.Backup))
@@ -859,8 +861,8 @@ func (d *statDumper) serverRow(s *core.Server) {
 	r.u(33, c.SessRate.Rate(d.now))
 	r.u(35, c.SessRateMax.Load())
 	var cr CheckResult
-	if CheckInfo != nil && (chk || agt) {
-		cr = CheckInfo(s)
+	if chk || agt {
+		cr = checkInfo(d.c.Proc, s)
 	}
 	// Check details are hidden while checks are paused (maintenance).
 	if chk && s.CheckState.Load()&core.ChkStPaused == 0 {
@@ -922,10 +924,7 @@ func (d *statDumper) serverRow(s *core.Server) {
 	r.u(83, c.Wrew.Load())
 	r.u(84, c.Connect.Load())
 	r.u(85, c.Reuse.Load())
-	var cs ConnStats
-	if ServerConns != nil {
-		cs = ServerConns(s)
-	}
+	cs := serverConns(d.c.Proc, s)
 	r.u(88, int64(cs.IdleCur))
 	switch {
 	case s.PoolMaxConn >= 0:

@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
+	"goha/core/stream"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-
-	"goha/core"
 )
 
 // demoSetup is what `goha` without -f runs: two origins in this process, a
@@ -81,7 +80,7 @@ func startDemo() (*demoSetup, error) {
 	return d, nil
 }
 
-func (d *demoSetup) announce(w io.Writer, proc *core.Process) {
+func (d *demoSetup) announce(w io.Writer, proc *stream.Process) {
 	fmt.Fprintf(w, "goha demo: serving http://%s/ over two origins\n", d.addr)
 	fmt.Fprintf(w, "goha demo: stats socket %s (try: echo 'show stat' | socat stdio unix-connect:%s)\n", d.sock, d.sock)
 	fmt.Fprintf(w, "goha demo: configuration %s\n", d.cfgPath)

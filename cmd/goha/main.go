@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"goha/core/stream"
 	"io"
 	"os"
 	"os/exec"
@@ -76,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		o.files = []string{demo.cfgPath}
 		o.foreground = true // access logs go to stdout through the demo's `log stdout`
 	}
-	cfg, d := loadConfig(o.files)
+	proc, d := loadConfig(o.files)
 	pid := os.Getpid()
 	if !o.quiet || d.HasAlert() {
 		min := diag.Notice
@@ -94,6 +95,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "[ALERT]    (%d) : config : Fatal errors found in configuration.\n", pid)
 		return 1
 	}
+	cfg := proc.Conf
 	if o.check {
 		if d.Count(diag.Warning) > 0 {
 			if cfg.Global.ZeroWarning {
@@ -124,14 +126,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if code, done := masterWorker(o, cfg, stderr); done {
 		return code
 	}
-	return serve(o, cfg, demo, startup, stdout, stderr)
+	proc.StartupLogs = startup
+	return serve(o, proc, demo, stdout, stderr)
 }
 
 func condOptions() config.Options {
 	return config.Options{Version: core.Version, Features: features}
 }
 
-func loadConfig(files []string) (*core.Config, *diag.Collector) {
+// loadConfig reads the configuration and prepares the process that will run
+// it (what `-c` checks is what runs): the process is nil when the files
+// could not be read into sections.
+func loadConfig(files []string) (*stream.Process, *diag.Collector) {
 	d := &diag.Collector{}
 	sections := config.Load(files, condOptions(), d)
 	if d.HasAlert() {
@@ -147,8 +153,11 @@ func loadConfig(files []string) (*core.Config, *diag.Collector) {
 		for _, f := range files {
 			d.Add(diag.Diag{Sev: diag.Alert, Msg: "Error(s) found in configuration file : " + f})
 		}
+		return stream.New(cfg), d
 	}
-	return cfg, d
+	proc := stream.New(cfg)
+	proc.Prepare(d)
+	return proc, d
 }
 
 func printVersion(w io.Writer) {
@@ -206,7 +215,8 @@ func writePid(path string, pid int) error {
 }
 
 // serve runs the configuration until a signal stops it.
-func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, stdout, stderr io.Writer) int {
+func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.Writer) int {
+	cfg := proc.Conf
 	if !o.quiet {
 		core.SetEventOutput(stderr)
 	}
@@ -231,7 +241,6 @@ func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, st
 	}
 	stopGovernor := setSchedulerThreads(cfg.Global.NbThread, os.Getenv("GOMAXPROCS"), report)
 	defer stopGovernor()
-	proc := core.NewProcess(cfg)
 	if o.debug {
 		proc.LogOut = stderr
 	}
@@ -240,7 +249,7 @@ func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, st
 		proc.Stop()
 		return 1
 	}
-	if err := startRuntime(proc, startup); err != nil {
+	if _, err := runtime.Serve(proc); err != nil {
 		fmt.Fprintf(stderr, "[ALERT]    (%d) : %v\n", proc.PID, err)
 		proc.Stop()
 		return 1
@@ -293,7 +302,7 @@ func serve(o *options, cfg *core.Config, demo *demoSetup, startup *ring.Ring, st
 }
 
 // stopWithin runs proc.Stop, giving up after d.
-func stopWithin(proc *core.Process, d time.Duration) {
+func stopWithin(proc *stream.Process, d time.Duration) {
 	done := make(chan struct{})
 	go func() { proc.Stop(); close(done) }()
 	select {

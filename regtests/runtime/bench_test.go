@@ -4,6 +4,7 @@ package runtime_test
 
 import (
 	"fmt"
+	"goha/core/stream"
 	"io"
 	"os"
 	"os/exec"
@@ -65,7 +66,7 @@ func BenchmarkBig10k(b *testing.B) {
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	d := &diag.Collector{}
 	cfg := core.Build(config.Parse("g.cfg", []byte(bigConfig(gs, port)), config.Options{}, d), d)
-	srv, err := runtime.Serve(core.NewProcess(cfg))
+	srv, err := runtime.Serve(stream.New(cfg))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,7 @@ package runtime_test
 
 import (
 	"fmt"
+	"goha/core/stream"
 	"io"
 	"net/http"
 	"os"
@@ -35,7 +36,7 @@ func TestPrometheusExporter(t *testing.T) {
 	if d.HasAlert() {
 		t.Fatal(d.All())
 	}
-	srv, err := runtime.Serve(core.NewProcess(cfg))
+	srv, err := runtime.Serve(stream.New(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ package runtime_test
 
 import (
 	"fmt"
+	"goha/core/stream"
 	"io"
 	"net"
 	"os"
@@ -100,7 +101,7 @@ func startWith(t *testing.T, tmpl string) *pair {
 	if d.HasAlert() {
 		t.Fatalf("goha config: %v", d.All())
 	}
-	p := core.NewProcess(cfg)
+	p := stream.New(cfg)
 	srv, err := runtime.Serve(p)
 	if err != nil {
 		t.Fatal(err)

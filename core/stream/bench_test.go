@@ -1,7 +1,8 @@
-package core
+package stream
 
 import (
 	"bytes"
+	"goha/core"
 	"io"
 	"net"
 	"strconv"
@@ -80,16 +81,16 @@ backend be
 `
 	d := &diag.Collector{}
 	secs := config.Parse("bench.cfg", []byte(cfgText), config.Options{}, d)
-	cfg := Build(secs, d)
+	cfg := core.Build(secs, d)
 	if d.HasAlert() {
 		b.Fatalf("%v", d.All())
 	}
-	proc := NewProcess(cfg)
+	proc := New(cfg)
 	if err := proc.Run(); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(proc.Stop)
-	return proc.Listeners(cfg.FindProxy("fe", CapFE))[0].String()
+	return proc.Listeners(cfg.FindProxy("fe", core.CapFE))[0].String()
 }
 
 var (

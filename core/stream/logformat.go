@@ -1,8 +1,9 @@
-package core
+package stream
 
 import (
 	"bytes"
 	"fmt"
+	"goha/core"
 	"net"
 	"net/netip"
 	"os"
@@ -750,7 +751,7 @@ func appendMsLF(b []byte, d time.Duration, valid bool) []byte {
 
 // frontAddr is the frontend's listening address when it has only one
 // (%fi, %fp); the stream does not keep its own local address.
-func (f *logFormat) frontAddr(proc *Process, fe *Proxy) (netip.AddrPort, bool) {
+func (f *logFormat) frontAddr(proc *Process, fe *proxy) (netip.AddrPort, bool) {
 	if !f.frontOK.Load() {
 		var found netip.AddrPort
 		n := 0
@@ -825,7 +826,7 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 		case lfBackIP, lfBackPort:
 			b = appendLFText(b, "", o)
 		case lfServerIP, lfServerPort:
-			var a *ServerAddr
+			var a *core.ServerAddr
 			if si.srv != nil {
 				a = si.srv.Addr()
 			}
@@ -894,7 +895,7 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 		case lfTr:
 			b = appendMsLF(b, si.tr, si.gotResp)
 		case lfTd:
-			if fe.Mode == ModeHTTP {
+			if fe.Mode == core.ModeHTTP {
 				b = appendMsLF(b, si.tt-si.trq-si.tw-si.tc-si.tr, si.gotResp)
 			} else {
 				b = appendMsLF(b, si.tt-si.tw-si.tc, si.connected)
@@ -1056,10 +1057,10 @@ func (e *lfSampleExpr) appendTo(b []byte, proc *Process, si *streamInfo, o lfOpt
 
 // logDirective is the log-format, option httplog or option tcplog that
 // applies to p: its own last one, else its defaults section's.
-func logDirective(p *Proxy) *logFormat {
-	for q, n := p, 0; q != nil && n < 64; q, n = q.tmpl, n+1 {
-		if q.logFmt != nil {
-			return q.logFmt
+func logDirective(p *core.Proxy) *core.LogFormatDef {
+	for q, n := p, 0; q != nil && n < 64; q, n = q.Template(), n+1 {
+		if q.LogFmt != nil {
+			return q.LogFmt
 		}
 	}
 	return nil
@@ -1068,40 +1069,40 @@ func logDirective(p *Proxy) *logFormat {
 // compileLogFormats compiles the log format of every frontend, once its
 // loggers are known. HAProxy's messages: an ALERT for a bad format at its
 // line, a WARNING for a format without any log target.
-func compileLogFormats(b *builder) {
-	for _, p := range b.cfg.Proxies {
-		d := logDirective(p)
+func (proc *Process) compileLogFormats(dc *diag.Collector) {
+	for _, p := range proc.proxies {
+		d := logDirective(p.Proxy)
 		p.logFmt = nil
-		if p.Cap&CapFE == 0 {
+		if p.Cap&core.CapFE == 0 {
 			continue
 		}
 		kind := "frontend"
-		if p.Cap&CapBE != 0 {
+		if p.Cap&core.CapBE != 0 {
 			kind = "proxy"
 		}
-		if d != nil && p.Mode != ModeHTTP && (d.kind == "option httplog" || d.kind == "option httplog clf") {
-			b.d.Add(diag.Diag{Sev: diag.Warning, Pos: d.pos, Parsing: true,
+		if d != nil && p.Mode != core.ModeHTTP && (d.Kind == "option httplog" || d.Kind == "option httplog clf") {
+			dc.Add(diag.Diag{Sev: diag.Warning, Pos: d.Pos, Parsing: true,
 				Msg: fmt.Sprintf("'option httplog' not usable with %s '%s' (needs 'mode http'). Falling back to 'option tcplog'.", kind, p.Name)})
 		}
 		src, pos := "", p.Pos
 		switch {
-		case d != nil && d.kind == "log-format":
-			src, pos = p.LogFormat, d.pos
-		case d != nil && d.kind == "option httplog clf" && p.Mode == ModeHTTP:
+		case d != nil && d.Kind == "log-format":
+			src, pos = p.LogFormat, d.Pos
+		case d != nil && d.Kind == "option httplog clf" && p.Mode == core.ModeHTTP:
 			src = clfLogFormat
 		case d == nil && p.LogFormat != "":
 			src = p.LogFormat
 		}
 		if src != "" {
-			f, err := compileLogFormat(src, p.Mode == ModeHTTP)
+			f, err := compileLogFormat(src, p.Mode == core.ModeHTTP)
 			if err != nil {
-				b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Parsing [%s:%d]: failed to parse log-format : %s.", pos.File, pos.Line, err)})
+				dc.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Parsing [%s:%d]: failed to parse log-format : %s.", pos.File, pos.Line, err)})
 				continue
 			}
 			p.logFmt = f
 		}
-		if len(p.loggers) == 0 && (src != "" || p.HTTPLog || p.TCPLog) {
-			b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("log format ignored for %s '%s' since it has no log address.", kind, p.Name)})
+		if !p.HasLoggers() && (src != "" || p.HTTPLog || p.TCPLog) {
+			dc.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("log format ignored for %s '%s' since it has no log address.", kind, p.Name)})
 		}
 	}
 }

@@ -1,8 +1,8 @@
-package core
+package stream
 
 import (
+	"goha/core"
 	"net"
-	"sync"
 	"time"
 
 	"goha/core/http1"
@@ -12,8 +12,8 @@ import (
 // as `show errors` reports it.
 type ErrorCapture struct {
 	When     time.Time
-	Proxy    *Proxy
-	Server   *Server // responses only
+	Proxy    *core.Proxy
+	Server   *core.Server // responses only
 	Client   net.Addr
 	Response bool
 	Offset   int
@@ -22,18 +22,14 @@ type ErrorCapture struct {
 	EventID  int
 }
 
-// captures keeps the last error per proxy and direction; capMu guards it.
-var (
-	capMu    sync.Mutex
-	captures = map[*Proxy]*[2]*ErrorCapture{}
-	capSeq   int
-)
-
-func (proc *Process) recordError(px *Proxy, srv *Server, data []byte, he *http1.Error, client net.Addr) {
+func (proc *Process) recordError(px *proxy, srv *server, data []byte, he *http1.Error, client net.Addr) {
 	if px == nil {
 		return
 	}
-	c := &ErrorCapture{When: time.Now(), Proxy: px, Server: srv, Client: client}
+	c := &ErrorCapture{When: time.Now(), Proxy: px.Proxy, Client: client}
+	if srv != nil {
+		c.Server = srv.Server
+	}
 	if he != nil {
 		c.Offset, c.Response, c.Kind = he.Offset, he.Response, he.Kind.String()
 	}
@@ -42,33 +38,26 @@ func (proc *Process) recordError(px *Proxy, srv *Server, data []byte, he *http1.
 		n = 16384
 	}
 	c.Data = append([]byte(nil), data[:n]...)
-	capMu.Lock()
-	capSeq++
-	c.EventID = capSeq
-	slot := captures[px]
-	if slot == nil {
-		slot = &[2]*ErrorCapture{}
-		captures[px] = slot
-	}
+	proc.capMu.Lock()
+	proc.capSeq++
+	c.EventID = proc.capSeq
 	i := 0
 	if c.Response {
 		i = 1
 	}
-	slot[i] = c
-	capMu.Unlock()
+	px.errs[i] = c
+	proc.capMu.Unlock()
 }
 
 // ErrorCaptures returns the captured errors of every proxy, requests first.
 func (proc *Process) ErrorCaptures() []*ErrorCapture {
-	capMu.Lock()
-	defer capMu.Unlock()
+	proc.capMu.Lock()
+	defer proc.capMu.Unlock()
 	var out []*ErrorCapture
-	for _, p := range proc.Conf.Proxies {
-		if s := captures[p]; s != nil {
-			for _, c := range s {
-				if c != nil {
-					out = append(out, c)
-				}
+	for _, p := range proc.proxies {
+		for _, c := range p.errs {
+			if c != nil {
+				out = append(out, c)
 			}
 		}
 	}

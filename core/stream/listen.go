@@ -1,10 +1,12 @@
-package core
+package stream
 
 import (
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"goha/core"
+	"goha/core/diag"
 	"net"
 	"os"
 	"os/user"
@@ -37,21 +39,40 @@ func (proc *Process) Run() error {
 		return err
 	}
 	proc.pools = pools
-	for _, p := range proc.Conf.Proxies {
+	if !proc.prepared {
+		// A process made by hand (tests, embedders) compiles here; goha
+		// itself prepares first, so that `-c` reports the same problems.
+		d := &diag.Collector{}
+		proc.Prepare(d)
+		if d.HasAlert() {
+			return fmt.Errorf("configuration: %s", d.All()[0].Msg)
+		}
+	}
+	for _, p := range proc.proxies {
 		if p.IsBackend() {
 			if err := proc.initBackend(p); err != nil {
 				return fmt.Errorf("backend '%s': %v", p.Name, err)
 			}
 		}
-		if p.IsFrontend() {
-			p.liveMaxConn.Store(int64(p.MaxConn))
-		}
 	}
 	pools.Start()
 	proc.OnStop(pools.Stop)
-	for _, p := range proc.Conf.Proxies {
-		running.Store(p, proc)
-	}
+	// Idle server connections go with the process: one process after
+	// another in the same program (tests, fuzzing) must not pile them up.
+	proc.OnStop(func() {
+		for _, p := range proc.proxies {
+			if p.rt == nil {
+				continue
+			}
+			for _, s := range p.rt.servers() {
+				if s.pool != nil {
+					s.pool.Delete()
+				}
+			}
+		}
+	})
+	proc.Conf.SetObserver(proc)
+	proc.OnStop(func() { proc.Conf.SetObserver(nil) })
 	proc.globalMax.Store(int64(proc.Conf.Global.MaxConn))
 	// The parker exists before the first accept: streams read proc.idle
 	// without a lock.
@@ -59,7 +80,7 @@ func (proc *Process) Run() error {
 		proc.idle = pk
 		proc.OnStop(pk.closeAll)
 	}
-	for _, p := range proc.Conf.Proxies {
+	for _, p := range proc.proxies {
 		if !p.IsFrontend() || p.Disabled {
 			continue
 		}
@@ -73,23 +94,17 @@ func (proc *Process) Run() error {
 		}
 	}
 	proc.OnStop(proc.closeListeners)
-	for _, fn := range startHooks {
-		if err := fn(proc); err != nil {
-			return err
-		}
+	if err := startChecks(proc); err != nil {
+		return err
 	}
-	return nil
+	return startLogging(proc)
 }
-
-// startHooks run at the end of Run: features that need the process
-// running (health checks, state files) register here.
-var startHooks []func(proc *Process) error
 
 // listener is one listening socket of a bind line, for one shard.
 type listener struct {
 	ln    net.Listener
-	fe    *Proxy
-	bind  *Bind
+	fe    *proxy
+	bind  *core.Bind
 	shard int // -1: connections are spread over the shards
 	unix  string
 }
@@ -106,12 +121,12 @@ func reusePortControl(network, address string, c syscall.RawConn) error {
 }
 
 // bindControl sets, before bind(2), the socket options a bind line asks for.
-func bindControl(b *Bind) func(network, address string, c syscall.RawConn) error {
-	dev := bindParam(b, "interface")
+func bindControl(b *core.Bind) func(network, address string, c syscall.RawConn) error {
+	dev := core.BindParam(b, "interface")
 	v6only := -1
-	if bindFlag(b, "v6only") {
+	if core.BindFlag(b, "v6only") {
 		v6only = 1
-	} else if bindFlag(b, "v4v6") {
+	} else if core.BindFlag(b, "v4v6") {
 		v6only = 0
 	}
 	return func(network, address string, c syscall.RawConn) error {
@@ -140,8 +155,8 @@ func bindControl(b *Bind) func(network, address string, c syscall.RawConn) error
 // unixBindPerms gives a unix socket the mode and owner its bind line asks
 // for, as HAProxy does after creating it. parseBind has checked the mode
 // and names; uid and gid are read as HAProxy reads them, leading digits.
-func unixBindPerms(b *Bind, path string) error {
-	if m := bindParam(b, "mode"); m != "" {
+func unixBindPerms(b *core.Bind, path string) error {
+	if m := core.BindParam(b, "mode"); m != "" {
 		mode, err := strconv.ParseUint(m, 8, 32)
 		if err != nil {
 			return fmt.Errorf("invalid mode '%s'", m)
@@ -151,20 +166,20 @@ func unixBindPerms(b *Bind, path string) error {
 		}
 	}
 	uid, gid := -1, -1
-	if v := bindParam(b, "uid"); v != "" {
-		uid = atoiPrefix(v)
+	if v := core.BindParam(b, "uid"); v != "" {
+		uid = core.AtoiPrefix(v)
 	}
-	if v := bindParam(b, "user"); v != "" {
+	if v := core.BindParam(b, "user"); v != "" {
 		u, err := user.Lookup(v)
 		if err != nil {
 			return fmt.Errorf("unknown user '%s'", v)
 		}
 		uid, _ = strconv.Atoi(u.Uid)
 	}
-	if v := bindParam(b, "gid"); v != "" {
-		gid = atoiPrefix(v)
+	if v := core.BindParam(b, "gid"); v != "" {
+		gid = core.AtoiPrefix(v)
 	}
-	if v := bindParam(b, "group"); v != "" {
+	if v := core.BindParam(b, "group"); v != "" {
 		g, err := user.LookupGroup(v)
 		if err != nil {
 			return fmt.Errorf("unknown group '%s'", v)
@@ -177,7 +192,7 @@ func unixBindPerms(b *Bind, path string) error {
 	return nil
 }
 
-func (proc *Process) listen(fe *Proxy, b *Bind, addr string) error {
+func (proc *Process) listen(fe *proxy, b *core.Bind, addr string) error {
 	kind, rest, _ := strings.Cut(addr, ":")
 	switch kind {
 	case "fd":
@@ -229,7 +244,7 @@ func (proc *Process) listen(fe *Proxy, b *Bind, addr string) error {
 // `backlog`, else the frontend's, else the bind's maxconn, else the
 // frontend's, else the process's. The kernel caps it at
 // net.core.somaxconn.
-func (proc *Process) backlog(fe *Proxy, b *Bind) int {
+func (proc *Process) backlog(fe *proxy, b *core.Bind) int {
 	for _, v := range []int{b.Backlog, fe.Backlog, b.MaxConn, fe.MaxConn} {
 		if v > 0 {
 			return v
@@ -283,12 +298,12 @@ func (proc *Process) closeListeners() {
 
 // Listeners returns the addresses goha listens on for frontend fe, in
 // bind order (tests and the demo use it to find ports chosen by the system).
-func (proc *Process) Listeners(fe *Proxy) []net.Addr {
+func (proc *Process) Listeners(fe *core.Proxy) []net.Addr {
 	proc.lmu.Lock()
 	defer proc.lmu.Unlock()
 	var out []net.Addr
 	for _, l := range proc.listeners {
-		if l.fe == fe {
+		if l.fe.Proxy == fe {
 			out = append(out, l.ln.Addr())
 		}
 	}
@@ -303,12 +318,12 @@ func (proc *Process) acquire(l *listener) bool {
 			return false
 		}
 		g := proc.globalLimit()
-		f := l.fe.liveMaxConn.Load()
+		f := l.fe.MaxConnLimit()
 		bm := int64(l.bind.MaxConn)
 		okG := g <= 0 || proc.curConns.Load() < g
 		okF := f <= 0 || l.fe.FE.Scur.Load() < f
 		okB := bm <= 0 || l.bind.Counters.Scur.Load() < bm
-		if okG && okF && okB && !l.fe.stopped.Load() {
+		if okG && okF && okB && !l.fe.FrontendStopped() {
 			return true
 		}
 		select {
@@ -378,7 +393,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	if bindFlag(l.bind, "accept-proxy") {
+	if core.BindFlag(l.bind, "accept-proxy") {
 		// The header comes before anything else, TLS included, and must
 		// arrive within the client timeout.
 		if t := fe.Timeouts.Client; t > 0 {
@@ -392,11 +407,11 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
 		c.SetReadDeadline(time.Time{})
 		c = pc
 	}
-	if l.bind.tls != nil {
-		c = tls.Server(c, l.bind.tls)
+	if l.bind.TLS() != nil {
+		c = tls.Server(c, l.bind.TLS())
 	}
 	cs := &connState{l: l, c: c, shard: shard, start: now}
-	if fe.Mode == ModeHTTP {
+	if fe.Mode == core.ModeHTTP {
 		proc.runHTTP(cs)
 		return
 	}
@@ -454,14 +469,14 @@ func (proc *Process) stoppingNow() bool {
 // globalLimit is the process maxconn in force: set at run time (set
 // maxconn global) or configured; 0 means no limit.
 func (proc *Process) globalLimit() int64 {
-	if v := proc.Conf.rt().maxconn.Load(); v > 0 {
+	if v := proc.Conf.LiveMaxConn(); v > 0 {
 		return v
 	}
 	return proc.globalMax.Load()
 }
 
 // closeFrontendListeners stops a frontend for good (shutdown frontend).
-func (proc *Process) closeFrontendListeners(fe *Proxy) {
+func (proc *Process) closeFrontendListeners(fe *proxy) {
 	proc.lmu.Lock()
 	keep := proc.listeners[:0]
 	var gone []*listener

@@ -1,8 +1,9 @@
-package core
+package stream
 
 import (
 	"context"
 	"errors"
+	"goha/core"
 	"goha/core/sample"
 	"io"
 	"net"
@@ -89,7 +90,7 @@ var hconnPool = sync.Pool{New: func() any { return &hconn{} }}
 // srvConn is a connection to a server with its read buffer.
 type srvConn struct {
 	rawConn
-	bec    *Counters // the backend's, for the bytes moved (takeBytes)
+	bec    *core.Counters // the backend's, for the bytes moved (takeBytes)
 	buf    *http1.Buffer
 	dl     connDeadlines
 	idleAt time.Time // when it last went back to the pool
@@ -190,7 +191,7 @@ func (proc *Process) parkHTTP(cs *connState, left time.Duration) bool {
 
 // readRequest reads and parses a request head. It returns false when the
 // connection must close, after answering and logging if needed.
-func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, first bool, si *streamInfo) (n int, ok, park bool) {
+func (proc *Process) readRequest(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, first bool, si *streamInfo) (n int, ok, park bool) {
 	wait := fe.Timeouts.HTTPRequest
 	if !first && cbuf.Len() == 0 && fe.Timeouts.HTTPKeepAlive > 0 {
 		wait = fe.Timeouts.HTTPKeepAlive
@@ -278,7 +279,7 @@ func (proc *Process) readRequest(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *
 
 // httpExchange serves one request. It returns whether the client
 // connection may carry another one.
-func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) (keep, park bool) {
+func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) (keep, park bool) {
 	hc.si = streamInfo{accept: start, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
 	hc.killed.Store(false)
 	si := &hc.si
@@ -302,7 +303,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	if done, keep := proc.applyReqRules(fe, fe.reqRules, &view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
-	be := fe.DefBE
+	be := fe.defBE
 	for _, r := range fe.useBE {
 		if r.cond.Eval(&view) {
 			be = r.be
@@ -331,7 +332,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 		// Framing the server may read otherwise (see FlagCloseServer):
 		// not kept alive, and never pooled (relayResponse).
 		srvMode = http1.ConnForRequest(req, false)
-	case fe.ConnMode != HTTPKeepAlive || be.ConnMode != HTTPKeepAlive:
+	case fe.ConnMode != core.HTTPKeepAlive || be.ConnMode != core.HTTPKeepAlive:
 		srvMode = http1.ConnClose
 	case req.Flags&http1.FlagVer11 == 0:
 		srvMode = http1.ConnKeepAlive
@@ -358,9 +359,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 	retryable := complete
 
 	var entry *pool.Entry[*srvConn]
-	var srv *Server
+	var srv *server
 	// sessSrv is the server whose session this exchange opened.
-	var sessSrv *Server
+	var sessSrv *server
 	defer func() {
 		if srv != nil {
 			srv.releaseSlot()
@@ -370,7 +371,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 			untrackSession(&hc.sess)
 		}
 	}()
-	clientKeep := req.KeepAlive() && fe.ConnMode != HTTPClose && be.ConnMode != HTTPClose
+	clientKeep := req.KeepAlive() && fe.ConnMode != core.HTTPClose && be.ConnMode != core.HTTPClose
 	var tSent time.Time
 	for attempt := 0; ; attempt++ {
 		if entry == nil {
@@ -435,7 +436,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *Proxy, c net.Conn, cb
 				si.tr = si.tr - tSent.Sub(start)
 				_ = status
 				end := time.Now()
-				if keepSrv && !srv.dynamicSNI() && hc.keepServerConn() {
+				if keepSrv && !srv.DynamicSNI() && hc.keepServerConn() {
 					sc.idleAt = end
 					// An idle connection holds no buffer: the next
 					// request takes a warm one from the pool.
@@ -545,7 +546,7 @@ func (hc *hconn) replyConn(bodyRead bool) http1.ConnValue {
 // counts among the responses, a server's close or reset is SD (a response
 // error and a server abort), its silence sD (a server abort only), the
 // client's going away CD and its not reading cD (a client abort).
-func (proc *Process) responseCut(fe, be *Proxy, srv *Server, si *streamInfo, err error, start time.Time) bool {
+func (proc *Process) responseCut(fe, be *proxy, srv *server, si *streamInfo, err error, start time.Time) bool {
 	switch err {
 	case errClientGone, errClientTimeout:
 		si.term = [2]byte{'C', 'D'}
@@ -579,7 +580,7 @@ func (proc *Process) responseCut(fe, be *Proxy, srv *Server, si *streamInfo, err
 // as HAProxy does: a 502 logged KH when no response had begun, the
 // client's connection going on if its request was read whole; a response
 // under way is cut and logged KD.
-func (proc *Process) killedExchange(fe, be *Proxy, srv *Server, c net.Conn, cbuf *http1.Buffer, hc *hconn, si *streamInfo, err error, start time.Time) (keep, park bool) {
+func (proc *Process) killedExchange(fe, be *proxy, srv *server, c net.Conn, cbuf *http1.Buffer, hc *hconn, si *streamInfo, err error, start time.Time) (keep, park bool) {
 	srv.Counters.Eresp.Add(1)
 	be.BE.Eresp.Add(1)
 	if err == errHeadersSent || err == errClientGone {
@@ -597,7 +598,7 @@ func (proc *Process) killedExchange(fe, be *Proxy, srv *Server, c net.Conn, cbuf
 // request was read whole (bodyRead) and asked for no close. pending is
 // what of the request is still at the front of the client buffer, dropped
 // when the connection goes on.
-func (proc *Process) errorReply(fe *Proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, si *streamInfo, status, pending int, bodyRead bool) bool {
+func (proc *Process) errorReply(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, si *streamInfo, status, pending int, bodyRead bool) bool {
 	mode := hc.replyConn(bodyRead)
 	keep := bodyRead && mode != http1.ConnClose
 	if keep && pending > 0 {
@@ -626,7 +627,7 @@ func isServerErr(err error, sc net.Conn) bool {
 
 // httpConnect assigns a server and gets a connection to it: an idle one
 // from the pool, else a new one.
-func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, prev *Server, shard int, first bool, c net.Conn, si *streamInfo) (*pool.Entry[*srvConn], *Server, *errStatus) {
+func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, prev *server, shard int, first bool, c net.Conn, si *streamInfo) (*pool.Entry[*srvConn], *server, *errStatus) {
 	srv := prev
 	if srv == nil {
 		s, qt, err := be.pick(ctx, key, nil)
@@ -646,7 +647,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 		fl |= pool.NotFirst
 	}
 	sni := ""
-	if srv.dynamicSNI() {
+	if srv.DynamicSNI() {
 		// The connection carries this request's name: never share it.
 		sni = string(hostOnly(hostOf(si)))
 	} else if e := srv.pool.Get(shard, fl); e != nil {
@@ -703,7 +704,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *Proxy, key lb.Key, pre
 
 // relayResponse reads the server's response and forwards it to the client.
 // It returns whether the server connection may be pooled.
-func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Server, entry *pool.Entry[*srvConn], c net.Conn, cbuf *http1.Buffer, hc *hconn, req *http1.Head, si *streamInfo, clientKeep bool) (int, bool, error) {
+func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *server, entry *pool.Entry[*srvConn], c net.Conn, cbuf *http1.Buffer, hc *hconn, req *http1.Head, si *streamInfo, clientKeep bool) (int, bool, error) {
 	sc := entry.Conn
 	sbuf := sc.buf
 	resp := &hc.resp
@@ -770,7 +771,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 	}
 	view := sample.Request{Head: resp, Client: si.client, Status: resp.Status}
 	hc.rwResp.Reset()
-	for _, px := range []*Proxy{be, fe} {
+	for _, px := range []*proxy{be, fe} {
 		for _, r := range px.respRules {
 			if !r.cond.Eval(&view) {
 				continue
@@ -838,12 +839,12 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *Proxy, srv *Serv
 			return resp.Status, false, errHeadersSent
 		}
 	}
-	keepSrv := resp.KeepAlive() && sbuf.Len() == 0 && req.Flags&http1.FlagCloseServer == 0 && fe.ConnMode == HTTPKeepAlive && be.ConnMode == HTTPKeepAlive && hc.reqBody.Done()
+	keepSrv := resp.KeepAlive() && sbuf.Len() == 0 && req.Flags&http1.FlagCloseServer == 0 && fe.ConnMode == core.HTTPKeepAlive && be.ConnMode == core.HTTPKeepAlive && hc.reqBody.Done()
 	return resp.Status, keepSrv, nil
 }
 
 // tunnel relays bytes both ways after a protocol upgrade.
-func (proc *Process) tunnel(fe, be *Proxy, c net.Conn, cbuf *http1.Buffer, sc *srvConn, si *streamInfo) {
+func (proc *Process) tunnel(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, sc *srvConn, si *streamInfo) {
 	// The client is read from another goroutine below.
 	if rc, ok := c.(*rawConn); ok {
 		rc.io.leaveSession()
@@ -872,7 +873,7 @@ func isReset(err error) bool {
 
 // applyReqRules runs http-request rules. done means the request was
 // answered by a rule; keep then says whether the connection goes on.
-func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *sample.Request, hc *hconn, c net.Conn, cbuf *http1.Buffer, hlen int, si *streamInfo) (bool, bool) {
+func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Request, hc *hconn, c net.Conn, cbuf *http1.Buffer, hlen int, si *streamInfo) (bool, bool) {
 	for _, r := range rules {
 		if !r.cond.Eval(view) {
 			continue
@@ -937,7 +938,7 @@ func (proc *Process) applyReqRules(px *Proxy, rules []*httpRule, view *sample.Re
 
 // replyError answers with the proxy's error page for status, with the
 // Connection header that mode says (see replyConn), and logs.
-func (proc *Process) replyError(px *Proxy, c net.Conn, status int, mode http1.ConnValue, si *streamInfo) {
+func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.ConnValue, si *streamInfo) {
 	var b []byte
 	r := px.errReply[status]
 	switch {
@@ -971,7 +972,7 @@ func (proc *Process) replyError(px *Proxy, c net.Conn, status int, mode http1.Co
 // counters, and the backend's once the stream has one (a listen section's
 // own backend side included), bytes included.
 func (si *streamInfo) countLocalReply(status int) {
-	cl := HrspClass(status)
+	cl := core.HrspClass(status)
 	si.fe.FE.Hrsp[cl].Add(1)
 	si.fe.FE.Bin.Add(si.bytesIn)
 	si.fe.FE.Bout.Add(si.bytesOut)
@@ -982,8 +983,8 @@ func (si *streamInfo) countLocalReply(status int) {
 	}
 }
 
-func (proc *Process) accountHTTP(fe, be *Proxy, srv *Server, si *streamInfo) {
-	cl := HrspClass(si.status)
+func (proc *Process) accountHTTP(fe, be *proxy, srv *server, si *streamInfo) {
+	cl := core.HrspClass(si.status)
 	fe.FE.Hrsp[cl].Add(1)
 	fe.FE.Bin.Add(si.bytesIn)
 	fe.FE.Bout.Add(si.bytesOut)
@@ -994,20 +995,20 @@ func (proc *Process) accountHTTP(fe, be *Proxy, srv *Server, si *streamInfo) {
 	srv.Counters.Bin.Add(si.bytesIn)
 	srv.Counters.Bout.Add(si.bytesOut)
 	srv.Counters.ReqTot.Add(1)
-	for _, c := range []*Counters{&be.BE, &srv.Counters} {
+	for _, c := range []*core.Counters{&be.BE, &srv.Counters} {
 		c.Qtime.Add(ms(si.tw))
 		c.Ctime.Add(ms(si.tc))
 		c.Rtime.Add(ms(si.tr))
 		c.Ttime.Add(ms(si.tt))
-		storeMax(&c.QtimeMax, ms(si.tw))
-		storeMax(&c.CtimeMax, ms(si.tc))
-		storeMax(&c.RtimeMax, ms(si.tr))
-		storeMax(&c.TtimeMax, ms(si.tt))
+		core.StoreMax(&c.QtimeMax, ms(si.tw))
+		core.StoreMax(&c.CtimeMax, ms(si.tc))
+		core.StoreMax(&c.RtimeMax, ms(si.tr))
+		core.StoreMax(&c.TtimeMax, ms(si.tt))
 	}
 }
 
 // hashKey computes the balance key of a hashing backend.
-func (proc *Process) hashKey(be *Proxy, req *http1.Head, client net.Addr) (uint32, bool) {
+func (proc *Process) hashKey(be *proxy, req *http1.Head, client net.Addr) (uint32, bool) {
 	rt := be.rt
 	switch rt.bal.Algo {
 	case lb.Source:
@@ -1086,7 +1087,7 @@ func (hc *hconn) dynamicReturn(r *httpRule, v *sample.Request, mode http1.ConnVa
 // backend's header name first; not when the request already has one and
 // every proxy that set the option said if-none; not for a client in
 // either proxy's except network.
-func forwardFor(fe, be *Proxy, req *http1.Head, rw *http1.Rewriter, client netip.Addr) {
+func forwardFor(fe, be *proxy, req *http1.Head, rw *http1.Rewriter, client netip.Addr) {
 	name := be.ForwardForHeader
 	if name == "" {
 		name = fe.ForwardForHeader

@@ -1,4 +1,4 @@
-package core
+package stream
 
 import (
 	"goha/ring"
@@ -67,9 +67,9 @@ func appendMs(b []byte, d time.Duration, valid bool) []byte {
 
 // tlsFrontend says whether every bind of fe is a TLS one: %ft then ends in
 // '~'. (The stream does not say which bind accepted it.)
-func tlsFrontend(fe *Proxy) bool {
+func tlsFrontend(fe *proxy) bool {
 	for _, b := range fe.Binds {
-		if b.tls == nil {
+		if b.TLS() == nil {
 			return false
 		}
 	}
@@ -208,18 +208,18 @@ func (proc *Process) logCustom(si *streamInfo) {
 	logBufs.Put(bp)
 }
 
-func (proc *Process) wantsLog(fe *Proxy) bool {
-	return proc.LogOut != nil || proc.LogSink != nil || len(fe.loggers) > 0
+func (proc *Process) wantsLog(fe *proxy) bool {
+	return proc.LogOut != nil || proc.LogSink != nil || fe.HasLoggers()
 }
 
 // emitLog hands a finished line to the sinks. LogSink, when set, gets the
 // message without a trailing newline (the logging layer frames it).
-func (proc *Process) emitLog(fe *Proxy, line []byte) {
-	if len(fe.loggers) > 0 {
-		fe.sendLog(line, ring.LevelInfo)
+func (proc *Process) emitLog(fe *proxy, line []byte) {
+	if fe.HasLoggers() {
+		fe.SendLog(line, ring.LevelInfo)
 	}
 	if proc.LogSink != nil {
-		proc.LogSink(fe, line)
+		proc.LogSink(fe.Proxy, line)
 	}
 	if proc.LogOut != nil {
 		proc.logMu.Lock()

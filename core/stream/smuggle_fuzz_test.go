@@ -1,8 +1,9 @@
-package core
+package stream
 
 import (
 	"bytes"
 	"fmt"
+	"goha/core"
 	"net"
 	"strconv"
 	"testing"
@@ -98,33 +99,22 @@ func startSmuggleProxy(t testing.TB, origin string) (string, *Process) {
 	d := &diag.Collector{}
 	bind := "fd@" + strconv.Itoa(int(f.Fd()))
 	secs := config.Parse("smuggle.cfg", []byte(fmt.Sprintf(smuggleRules, bind, origin)), config.Options{}, d)
-	cfg := Build(secs, d)
+	cfg := core.Build(secs, d)
 	if d.HasAlert() {
 		f.Close()
 		t.Fatalf("%v", d.All())
 	}
 	cfg.Global.NbThread = 1
-	proc := NewProcess(cfg)
+	proc := New(cfg)
 	if err := proc.Run(); err != nil {
 		f.Close()
 		t.Fatal(err)
 	}
-	// Stop leaves what a process exit frees: the idle server
-	// connections and the proxies' entries in running. A fuzz worker
-	// runs many processes, so these go here.
 	t.Cleanup(func() {
 		proc.Stop()
 		f.Close()
-		for _, p := range cfg.Proxies {
-			for _, s := range p.Servers {
-				if s.pool != nil {
-					s.pool.Delete()
-				}
-			}
-			running.Delete(p)
-		}
 	})
-	return proc.Listeners(cfg.FindProxy("fe", CapFE))[0].String(), proc
+	return proc.Listeners(cfg.FindProxy("fe", core.CapFE))[0].String(), proc
 }
 
 // settleSmuggle waits until proc serves no client connection. Processes

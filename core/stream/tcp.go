@@ -1,4 +1,4 @@
-package core
+package stream
 
 import (
 	"context"
@@ -20,8 +20,8 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 16384); return &b }
 type streamInfo struct {
 	accept      time.Time
 	client      net.Addr
-	fe, be      *Proxy
-	srv         *Server
+	fe, be      *proxy
+	srv         *server
 	tw, tc, tt  time.Duration // queue, connect, total
 	tr, ta, trq time.Duration // response, active, request
 	bytesOut    int64         // bytes sent to the client
@@ -64,8 +64,8 @@ func othersThan(cur int64, left bool) int64 {
 
 // connectServer assigns a server and opens a connection to it, with
 // retries and redispatch as the backend's settings say.
-func (proc *Process) connectServer(ctx context.Context, be *Proxy, key lb.Key, clientPort int, si *streamInfo) (net.Conn, *Server, error) {
-	var avoid *Server
+func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, clientPort int, si *streamInfo) (net.Conn, *server, error) {
+	var avoid *server
 	tries := be.Retries
 	for attempt := 0; ; attempt++ {
 		srv, qt, err := be.pick(ctx, key, avoid)
@@ -115,7 +115,7 @@ func (proc *Process) connectServer(ctx context.Context, be *Proxy, key lb.Key, c
 
 // countAttempt counts a connection attempt to srv as HAProxy does: each
 // attempt, retries included, is a connect whatever its outcome.
-func countAttempt(be *Proxy, srv *Server) {
+func countAttempt(be *proxy, srv *server) {
 	srv.Counters.Connect.Add(1)
 	be.BE.Connect.Add(1)
 }
@@ -123,12 +123,12 @@ func countAttempt(be *Proxy, srv *Server) {
 // countFailedAttempt counts the session a failed attempt gave srv: HAProxy
 // counts one in the server's stot per attempt, and a connection error
 // (econ) only once the stream gives up, not per attempt.
-func countFailedAttempt(srv *Server, now time.Time) {
+func countFailedAttempt(srv *server, now time.Time) {
 	srv.Counters.SessionStart(now)
 	srv.Counters.SessionEnd()
 }
 
-func (p *Proxy) connectTimeout() time.Duration {
+func (p *proxy) connectTimeout() time.Duration {
 	if p.Timeouts.Connect > 0 {
 		return p.Timeouts.Connect
 	}
@@ -137,10 +137,10 @@ func (p *Proxy) connectTimeout() time.Duration {
 
 // serveTCP forwards a tcp-mode connection to a server of the default
 // backend, both ways, with half-close.
-func (proc *Process) serveTCP(fe *Proxy, c net.Conn, shard int, now time.Time) {
+func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time) {
 	defer c.Close()
 	si := &streamInfo{accept: now, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
-	be := fe.DefBE
+	be := fe.defBE
 	if be == nil {
 		si.term = [2]byte{'P', 'R'}
 		proc.logTCP(si)
@@ -241,7 +241,7 @@ type tunnelTO struct {
 // tunnelTimeouts: timeout tunnel replaces the client and server timeouts;
 // client-fin and server-fin replace them on a side once the other side
 // has closed, as in HAProxy.
-func tunnelTimeouts(fe, be *Proxy) tunnelTO {
+func tunnelTimeouts(fe, be *proxy) tunnelTO {
 	to := tunnelTO{client: fe.Timeouts.Client, server: be.Timeouts.Server,
 		clientFin: fe.Timeouts.ClientFin, serverFin: be.Timeouts.ServerFin}
 	if be.Timeouts.Tunnel > 0 {

@@ -1,6 +1,7 @@
-package core
+package stream
 
 import (
+	"goha/core"
 	"goha/core/pool"
 	"io"
 	"sync"
@@ -10,25 +11,19 @@ import (
 // data path here: the picker sees new weights and states before the next
 // pick, and idle connections to an old address or to a server leaving
 // service are closed on every thread at once, so that a pooled connection
-// never carries a request to an old address.
-func init() {
-	AddServerHook(applyServerChange)
-	AddProxyHook(applyProxyChange)
-}
+// never carries a request to an old address. The process is the
+// configuration's core.Observer from Run on.
 
-// running maps proxies to the process serving them, for proxy hooks.
-var running sync.Map // *Proxy -> *Process
-
-func applyProxyChange(p *Proxy, ev ProxyEvent) {
-	v, ok := running.Load(p)
-	if !ok {
+// ProxyChanged applies a run-time change of a proxy.
+func (proc *Process) ProxyChanged(cp *core.Proxy, ev core.ProxyEvent) {
+	p := proc.proxyOf(cp)
+	if p == nil {
 		return
 	}
-	proc := v.(*Process)
 	switch ev {
-	case PxEvShutdown:
+	case core.PxEvShutdown:
 		proc.closeFrontendListeners(p)
-	case PxEvEnable, PxEvMaxConn:
+	case core.PxEvEnable, core.PxEvMaxConn:
 		// Accept loops waiting on the frontend's state look again.
 		select {
 		case proc.connFreed <- struct{}{}:
@@ -37,57 +32,63 @@ func applyProxyChange(p *Proxy, ev ProxyEvent) {
 	}
 }
 
-func applyServerChange(s *Server, ev ServerEvent) {
-	p := s.Proxy
-	rt := p.rt
-	if rt == nil {
+// ServerChanged applies a run-time change of a server: first to its checks,
+// then to the load balancer and the pools.
+func (proc *Process) ServerChanged(cs *core.Server, ev core.ServerEvent) {
+	p := proc.proxyOf(cs.Proxy)
+	if p == nil || p.rt == nil {
 		return // not running: the picker is built from the state at start
 	}
+	rt := p.rt
+	var s *server
+	if ev == core.SrvEvAdded {
+		s = &server{Server: cs, be: p}
+		proc.prepareDynamicChecks(s)
+	} else if s = rt.find(cs); s == nil {
+		return
+	}
+	proc.checkSettingsChanged(s, ev)
 	switch ev {
-	case SrvEvState, SrvEvWeight, SrvEvMaxConn:
+	case core.SrvEvState, core.SrvEvWeight, core.SrvEvMaxConn:
 		p.lbUpdate(s)
-		if s.admin.Load()&AdminMaint != 0 && s.pool != nil {
+		if s.AdminState()&core.AdminMaint != 0 && s.pool != nil {
 			s.pool.CloseAll()
 		}
-	case SrvEvSSL:
+	case core.SrvEvSSL:
 		if s.pool != nil {
 			s.pool.CloseAll()
 		}
-		s.refreshTLS(p.rt.global)
-	case SrvEvAddr:
+		s.RefreshTLS(rt.global)
+	case core.SrvEvAddr:
 		if s.pool != nil {
 			s.pool.CloseAll()
 		}
 		p.lbUpdate(s)
-	case SrvEvAdded:
-		// AddServer fires this hook with p.lbMu held: rt.idxMu orders
+	case core.SrvEvAdded:
+		// AddServer tells with p's server list lock held: rt.idxMu orders
 		// changes of the index table instead.
 		rt.idxMu.Lock()
 		old := *rt.byIdx.Load()
 		s.idx = len(old)
-		idx := append(append([]*Server(nil), old...), s)
-		if s.pool == nil {
-			reuse, err := pool.ParseMode(p.HTTPReuse)
-			if err != nil {
-				reuse = pool.ReuseSafe
-			}
-			if ps := poolSetOf(p); ps != nil {
-				st := pool.DefaultSettings()
-				st.LowConn, st.MaxConn, st.PurgeDelay, st.MaxReuse, st.Mode = s.PoolLowConn, s.PoolMaxConn, s.PoolPurgeDelay, s.MaxReuse, reuse
-				s.pool, _ = ps.NewServer(st, nil)
-			}
+		idx := append(append([]*server(nil), old...), s)
+		reuse, err := pool.ParseMode(p.HTTPReuse)
+		if err != nil {
+			reuse = pool.ReuseSafe
 		}
-		s.refreshTLS(rt.global)
+		st := pool.DefaultSettings()
+		st.LowConn, st.MaxConn, st.PurgeDelay, st.MaxReuse, st.Mode = s.PoolLowConn, s.PoolMaxConn, s.PoolPurgeDelay, s.MaxReuse, reuse
+		s.pool, _ = rt.pools.NewServer(st, nil)
+		s.RefreshTLS(rt.global)
 		s.sessions.init(rt.pools.Threads())
 		rt.picker.Add(s.idx, lbServer(s))
 		rt.byIdx.Store(&idx)
 		rt.idxMu.Unlock()
-	case SrvEvShutdownSessions:
+	case core.SrvEvShutdownSessions:
 		s.killSessions()
-	case SrvEvDeleted:
+	case core.SrvEvDeleted:
 		rt.idxMu.Lock()
 		old := *rt.byIdx.Load()
-		idx := append([]*Server(nil), old...)
+		idx := append([]*server(nil), old...)
 		if s.idx < len(idx) && idx[s.idx] == s {
 			idx[s.idx] = nil
 			rt.picker.Remove(s.idx)
@@ -100,13 +101,11 @@ func applyServerChange(s *Server, ev ServerEvent) {
 	}
 }
 
-// poolSetOf finds the pool set of the process running p.
-func poolSetOf(p *Proxy) *pool.Set[*srvConn] { return p.rt.pools }
-
-// PoolStats reports the server's idle-connection pool; ok is false before
-// the process runs.
-func (s *Server) PoolStats() (st pool.Stats, ok bool) {
-	if s.pool == nil {
+// ServerPool reports a server's idle-connection pool; ok is false when the
+// process does not serve it.
+func (proc *Process) ServerPool(cs *core.Server) (st pool.Stats, ok bool) {
+	s := proc.serverOf(cs)
+	if s == nil || s.pool == nil {
 		return st, false
 	}
 	return s.pool.Stats(), true
@@ -169,7 +168,7 @@ func (ss *sessionSet) shard(n int) *sessShard {
 
 // trackSession lists l among s's streams; c is what killSessions closes
 // to kill the stream (see hconn.Close for an HTTP exchange).
-func (s *Server) trackSession(shard int, l *sessLink, c io.Closer) {
+func (s *server) trackSession(shard int, l *sessLink, c io.Closer) {
 	sh := s.sessions.shard(shard)
 	if sh == nil {
 		return
@@ -209,7 +208,7 @@ func untrackSession(l *sessLink) {
 // list before its connection state serves anything else, so a kill never
 // reaches the next exchange on the same client connection. Neither kind
 // of close waits.
-func (s *Server) killSessions() {
+func (s *server) killSessions() {
 	for i := range s.sessions.shards {
 		sh := &s.sessions.shards[i]
 		sh.mu.Lock()

@@ -1,7 +1,8 @@
-package core
+package stream
 
 import (
 	"encoding/binary"
+	"goha/core"
 	"io"
 	"iter"
 	"net"
@@ -451,7 +452,7 @@ func (c *rawConn) Write(p []byte) (n int, err error) {
 
 // takeBytes adds the bytes moved since the last call to cs's HTTP/1
 // byte counters.
-func (c *rawConn) takeBytes(cs *Counters) {
+func (c *rawConn) takeBytes(cs *core.Counters) {
 	if c.nIn != 0 {
 		cs.H1BytesIn.Add(c.nIn)
 	}

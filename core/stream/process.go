@@ -1,9 +1,12 @@
-package core
+package stream
 
 import (
 	"context"
+	"goha/core"
 	"goha/core/check"
+	"goha/core/diag"
 	"goha/core/pool"
+	"goha/ring"
 	"io"
 	"os"
 	"sync"
@@ -11,16 +14,10 @@ import (
 	"time"
 )
 
-// Version is goha's version, in the place where HAProxy prints its own.
-var (
-	Version     = "2.6.12-goha"
-	ReleaseDate = "2026/11/29"
-)
-
 // Process is a running configuration: the proxies serving traffic and the
 // state the runtime API reads and changes.
 type Process struct {
-	Conf    *Config
+	Conf    *core.Config
 	Start   time.Time
 	PID     int
 	Threads int
@@ -36,7 +33,10 @@ type Process struct {
 	// LogSink, when set, receives every access log message (without a
 	// trailing newline) with its frontend; the logging layer formats and
 	// routes it. It must not keep the slice.
-	LogSink func(fe *Proxy, msg []byte)
+	LogSink func(fe *core.Proxy, msg []byte)
+	// StartupLogs holds what start-up printed, for show startup-logs; nil
+	// when nothing kept it.
+	StartupLogs *ring.Ring
 
 	pools     *pool.Set[*srvConn]
 	lmu       sync.Mutex // guards listeners
@@ -50,7 +50,7 @@ type Process struct {
 	// counts the stats-socket streams only (the HTTP requests are the
 	// frontends', summed when read, which keeps them off a line every
 	// thread would write per request).
-	global       Counters
+	global       core.Counters
 	connFreed    chan struct{}
 	softStopping atomic.Bool
 	checks       *check.Scheduler
@@ -60,19 +60,68 @@ type Process struct {
 	ctxOnce      sync.Once
 	ctx          context.Context
 
+	proxies  []*proxy   // cfg.Proxies as served, in the same order
+	capMu    sync.Mutex // guards capSeq and every proxy's errs
+	capSeq   int
+	prepared bool
+
 	// hooks run by Stop, in reverse order of registration (listeners first).
 	mu      sync.Mutex // guards closers
 	closers []func()
 }
 
-// NewProcess prepares a process for cfg. Nothing listens yet.
-func NewProcess(cfg *Config) *Process {
+// New makes a process for cfg. Nothing is compiled and nothing listens
+// yet: Prepare, then Run.
+func New(cfg *core.Config) *Process {
 	n := cfg.Global.NbThread
 	if n <= 0 {
 		n = defaultThreads()
 	}
-	return &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{}), connFreed: make(chan struct{}, 1),
+	proc := &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{}), connFreed: make(chan struct{}, 1),
 		accepted: make([]atomic.Uint32, n)}
+	proc.proxies = make([]*proxy, len(cfg.Proxies))
+	for i, p := range cfg.Proxies {
+		proc.proxies[i] = &proxy{Proxy: p}
+	}
+	for _, p := range proc.proxies {
+		p.defBE = proc.proxyOf(p.DefBE)
+	}
+	return proc
+}
+
+// Prepare compiles what serving needs and the configuration only names:
+// rules, conditions, error files and log formats. Problems go to d, at
+// their lines, in HAProxy's words; the process must not run when d holds an
+// alert. `goha -c` runs it too.
+func (proc *Process) Prepare(d *diag.Collector) {
+	proc.prepared = true
+	proc.compileHTTP(d)
+	proc.compileLogFormats(d)
+}
+
+// proxyOf is the process's view of the model's proxy cp; nil for nil or a
+// proxy the process does not serve.
+func (proc *Process) proxyOf(cp *core.Proxy) *proxy {
+	if cp == nil {
+		return nil
+	}
+	for _, p := range proc.proxies {
+		if p.Proxy == cp {
+			return p
+		}
+	}
+	return nil
+}
+
+// serverOf is the process's view of the model's server cs, or nil.
+func (proc *Process) serverOf(cs *core.Server) *server {
+	if cs == nil {
+		return nil
+	}
+	if p := proc.proxyOf(cs.Proxy); p != nil && p.rt != nil {
+		return p.rt.find(cs)
+	}
+	return nil
 }
 
 // CountAdminConn counts a stats-socket connection among the process's
@@ -88,7 +137,7 @@ func (p *Process) CountAdminConn() {
 
 // GlobalCounters returns the process-wide counters (see the field's
 // comment).
-func (p *Process) GlobalCounters() *Counters { return &p.global }
+func (p *Process) GlobalCounters() *core.Counters { return &p.global }
 
 // OnStop registers fn to run when the process stops.
 func (p *Process) OnStop(fn func()) {
@@ -117,11 +166,26 @@ func (p *Process) Stop() {
 // Uptime is how long the process has run.
 func (p *Process) Uptime() time.Duration { return time.Since(p.Start) }
 
-// eventOut receives server state changes and other events HAProxy prints
-// on its standard error; set by the daemon.
-var eventOut io.Writer
+// CountAccepted counts a connection accepted on thread (a frontend's or
+// the stats socket's), as HAProxy's show activity does per thread.
+func (proc *Process) CountAccepted(thread int) {
+	if len(proc.accepted) > 0 {
+		proc.accepted[thread%len(proc.accepted)].Add(1)
+	}
+}
 
-// SetEventOutput sets where server state changes are printed.
-func SetEventOutput(w io.Writer) { eventOut = w }
+// Accepted returns the per-thread counts of accepted connections.
+func (proc *Process) Accepted() []uint32 {
+	out := make([]uint32, len(proc.accepted))
+	for i := range proc.accepted {
+		out[i] = proc.accepted[i].Load()
+	}
+	return out
+}
 
-func pidNow() int { return os.Getpid() }
+// ClearAccepted resets the counts (clear counters all).
+func (proc *Process) ClearAccepted() {
+	for i := range proc.accepted {
+		proc.accepted[i].Store(0)
+	}
+}

@@ -1,8 +1,9 @@
-package core
+package stream
 
 import (
 	"crypto/tls"
 	"fmt"
+	"goha/core"
 	"net"
 	"strings"
 	"testing"
@@ -12,24 +13,30 @@ import (
 	"goha/core/diag"
 )
 
-// logConf builds cfg (with "t.cfg" as its file name) and fails on alerts.
-func logConf(t testing.TB, cfg string) (*Config, *diag.Collector) {
+// logConf builds and prepares cfg (with "t.cfg" as its file name).
+func logConf(t testing.TB, cfg string) (*Process, *diag.Collector) {
 	t.Helper()
 	d := &diag.Collector{}
 	secs := config.Parse("t.cfg", []byte(cfg), config.Options{}, d)
-	c := Build(secs, d)
-	return c, d
+	proc := New(core.Build(secs, d))
+	proc.Prepare(d)
+	return proc, d
 }
 
-func findProxy(t testing.TB, c *Config, name string) *Proxy {
+func findProxy(t testing.TB, proc *Process, name string) *proxy {
 	t.Helper()
-	for _, p := range c.Proxies {
+	for _, p := range proc.proxies {
 		if p.Name == name {
 			return p
 		}
 	}
 	t.Fatalf("no proxy %s", name)
 	return nil
+}
+
+// findServer is be's server name as a process that does not run sees it.
+func findServer(be *proxy, name string) *server {
+	return &server{Server: be.FindServer(name), be: be}
 }
 
 const logTestCfg = `
@@ -64,14 +71,14 @@ type logRig struct {
 	lines []string
 }
 
-func newLogRig(t testing.TB) (*logRig, *Config) {
-	c, d := logConf(t, logTestCfg)
+func newLogRig(t testing.TB) (*logRig, *Process) {
+	proc, d := logConf(t, logTestCfg)
 	if d.HasAlert() {
 		t.Fatalf("%v", d.All())
 	}
-	r := &logRig{proc: NewProcess(c)}
-	r.proc.LogSink = func(fe *Proxy, msg []byte) { r.lines = append(r.lines, string(msg)) }
-	return r, c
+	r := &logRig{proc: proc}
+	r.proc.LogSink = func(fe *core.Proxy, msg []byte) { r.lines = append(r.lines, string(msg)) }
+	return r, proc
 }
 
 func (r *logRig) last() string { return r.lines[len(r.lines)-1] }
@@ -79,9 +86,9 @@ func (r *logRig) last() string { return r.lines[len(r.lines)-1] }
 // accept is a fixed accept date, 29/Nov/2026:23:05:07.042 UTC.
 var testAccept = time.Date(2026, 11, 29, 23, 5, 7, 42e6, time.UTC)
 
-func httpStreams(c *Config, t testing.TB) []streamInfo {
+func httpStreams(c *Process, t testing.TB) []streamInfo {
 	fe, be := findProxy(t, c, "fh"), findProxy(t, c, "bh")
-	s1 := be.FindServer("s1")
+	s1 := findServer(be, "s1")
 	cli := &net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: 40123}
 	cli6 := &net.TCPAddr{IP: net.ParseIP("2001:db8::1"), Port: 443}
 	mapped := &net.TCPAddr{IP: net.ParseIP("::ffff:198.51.100.9"), Port: 1}
@@ -97,9 +104,9 @@ func httpStreams(c *Config, t testing.TB) []streamInfo {
 	}
 }
 
-func tcpStreams(c *Config, t testing.TB) []streamInfo {
+func tcpStreams(c *Process, t testing.TB) []streamInfo {
 	fe, be := findProxy(t, c, "ft"), findProxy(t, c, "bt")
-	t1 := be.FindServer("t1")
+	t1 := findServer(be, "t1")
 	cli := &net.TCPAddr{IP: net.ParseIP("203.0.113.4"), Port: 5555}
 	return []streamInfo{
 		{accept: testAccept, client: cli, fe: fe, be: be, srv: t1, tw: 0, tc: 2 * time.Millisecond, connected: true, tt: 1500 * time.Millisecond,
@@ -132,7 +139,7 @@ func TestLogFormatMatchesFastPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bd := range fh.Binds {
-		bd.tls = &tls.Config{}
+		bd.SetTLS(&tls.Config{})
 	}
 	for i, si := range httpStreams(c, t) {
 		fh.logFmt = nil
@@ -145,7 +152,7 @@ func TestLogFormatMatchesFastPaths(t *testing.T) {
 		}
 	}
 	for _, bd := range fh.Binds {
-		bd.tls = nil
+		bd.SetTLS(nil)
 	}
 	for i, si := range httpStreams(c, t) {
 		fh.logFmt = nil
@@ -227,7 +234,7 @@ func TestLogFormatVariables(t *testing.T) {
 		{"-%-x", &hs[0], "--x"},
 	}
 	for _, tc := range cases {
-		f, err := compileLogFormat(tc.format, tc.si.fe.Mode == ModeHTTP)
+		f, err := compileLogFormat(tc.format, tc.si.fe.Mode == core.ModeHTTP)
 		if err != nil {
 			t.Errorf("%q: %v", tc.format, err)
 			continue
@@ -274,12 +281,12 @@ func TestLogFormatVariables(t *testing.T) {
 
 	// A frontend that only has TLS binds is printed with a '~' by %ft.
 	for _, bd := range hs[0].fe.Binds {
-		bd.tls = &tls.Config{}
+		bd.SetTLS(&tls.Config{})
 	}
 	f, _ = compileLogFormat("%ft %{+Q}ft %f", true)
 	got := string(f.appendLine(nil, r.proc, &hs[0]))
 	for _, bd := range hs[0].fe.Binds {
-		bd.tls = nil
+		bd.SetTLS(nil)
 	}
 	if want := `fh~ "fh~" fh`; got != want {
 		t.Errorf("TLS frontend: got %q, want %q", got, want)
@@ -528,7 +535,7 @@ func FuzzCompileLogFormat(f *testing.F) {
 
 func BenchmarkLogFormat(b *testing.B) {
 	r, c := newLogRig(b)
-	r.proc.LogSink = func(*Proxy, []byte) {}
+	r.proc.LogSink = func(*core.Proxy, []byte) {}
 	si := httpStreams(c, b)[0]
 	hf, err := compileLogFormat(httpLogFormat, true)
 	if err != nil {

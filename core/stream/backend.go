@@ -1,9 +1,10 @@
-package core
+package stream
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"goha/core"
 	"net"
 	"strconv"
 	"sync"
@@ -29,13 +30,13 @@ type backendRT struct {
 	hash   lb.HashType
 	picker lb.Picker
 	pools  *pool.Set[*srvConn]
-	global *Global
+	global *core.Global
 
 	// byIdx maps picker indices to servers. Indices never move: a deleted
 	// server leaves a nil, an added one takes the next index. Replaced as
 	// a whole (copy on write) under idxMu.
 	idxMu sync.Mutex
-	byIdx atomic.Pointer[[]*Server]
+	byIdx atomic.Pointer[[]*server]
 
 	// qmu guards waiters, the backend queue: streams waiting for a server
 	// slot, woken in order when a server releases a connection.
@@ -45,7 +46,7 @@ type backendRT struct {
 }
 
 // server returns the server at picker index i, or nil.
-func (rt *backendRT) server(i int) *Server {
+func (rt *backendRT) server(i int) *server {
 	l := *rt.byIdx.Load()
 	if i >= 0 && i < len(l) {
 		return l[i]
@@ -53,20 +54,42 @@ func (rt *backendRT) server(i int) *Server {
 	return nil
 }
 
+// servers lists the backend's servers, in picker order.
+func (rt *backendRT) servers() []*server {
+	l := *rt.byIdx.Load()
+	out := make([]*server, 0, len(l))
+	for _, s := range l {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// find returns the process's view of the model's server cs, or nil.
+func (rt *backendRT) find(cs *core.Server) *server {
+	for _, s := range *rt.byIdx.Load() {
+		if s != nil && s.Server == cs {
+			return s
+		}
+	}
+	return nil
+}
+
 // lbServer describes s to the load balancer.
-func lbServer(s *Server) lb.Server {
+func lbServer(s *server) lb.Server {
 	return lb.Server{ID: s.ID, Weight: s.UWeight(), Backup: s.Backup, Usable: s.Usable(), MaxConn: s.MaxConnLive()}
 }
 
 // initBackend builds p's picker and server pools. Called once at start.
-func (proc *Process) initBackend(p *Proxy) error {
+func (proc *Process) initBackend(p *proxy) error {
 	bal, err := lb.ParseBalance(p.Balance)
 	if err != nil {
 		return err
 	}
 	var ht lb.HashType
 	if len(p.HashType) > 0 {
-		ht, err = lb.ParseHashType(p.HashType, extraHashes)
+		ht, err = lb.ParseHashType(p.HashType, core.ExtraHashes)
 		if err != nil {
 			return err
 		}
@@ -74,14 +97,15 @@ func (proc *Process) initBackend(p *Proxy) error {
 		ht, _ = lb.ParseHashType([]string{"map-based"}, nil)
 	}
 	rt := &backendRT{bal: bal, hash: ht, pools: proc.pools, global: &proc.Conf.Global}
-	list := p.ServerList()
-	srvs := make([]lb.Server, len(list))
-	for i, s := range list {
-		s.idx = i
-		srvs[i] = lbServer(s)
+	model := p.ServerList()
+	list := make([]*server, len(model))
+	srvs := make([]lb.Server, len(model))
+	for i, cs := range model {
+		list[i] = &server{Server: cs, be: p, idx: i}
+		srvs[i] = lbServer(list[i])
 	}
 	// The picker may ask for served counts while it is built.
-	byIdx := append([]*Server(nil), list...)
+	byIdx := list
 	rt.byIdx.Store(&byIdx)
 	rt.picker, err = lb.New(lb.Config{
 		Balance: bal, Hash: ht, AllBackups: p.AllBackups, Shards: proc.Threads, Servers: srvs,
@@ -104,14 +128,14 @@ func (proc *Process) initBackend(p *Proxy) error {
 		if err := proc.initServerPool(s, reuse); err != nil {
 			return err
 		}
-		if err := s.refreshTLS(&proc.Conf.Global); err != nil {
+		if err := s.RefreshTLS(&proc.Conf.Global); err != nil {
 			return fmt.Errorf("server '%s': %v", s.Name, err)
 		}
 	}
 	return nil
 }
 
-func (proc *Process) initServerPool(s *Server, reuse pool.Mode) error {
+func (proc *Process) initServerPool(s *server, reuse pool.Mode) error {
 	s.sessions.init(proc.Threads)
 	st := pool.DefaultSettings()
 	st.LowConn = s.PoolLowConn
@@ -127,34 +151,8 @@ func (proc *Process) initServerPool(s *Server, reuse pool.Mode) error {
 	return nil
 }
 
-// AlgoName is the balance algorithm's name, as show stat prints it.
-func (p *Proxy) AlgoName() string {
-	if p.rt != nil {
-		return p.rt.bal.Algo.StatName()
-	}
-	b, err := lb.ParseBalance(p.Balance)
-	if err != nil {
-		return ""
-	}
-	return b.Algo.StatName()
-}
-
-// DynamicLB says whether the backend's algorithm accepts run-time weights
-// other than 0 and 100% and dynamic servers.
-func (p *Proxy) DynamicLB() bool {
-	if p.rt != nil {
-		return p.rt.picker.Dynamic()
-	}
-	b, err := lb.ParseBalance(p.Balance)
-	if err != nil {
-		return false
-	}
-	ht, _ := lb.ParseHashType(p.HashType, extraHashes)
-	return b.Dynamic(ht)
-}
-
 // lbUpdate tells the picker that s changed (weight, state, maxconn).
-func (p *Proxy) lbUpdate(s *Server) {
+func (p *proxy) lbUpdate(s *server) {
 	if p.rt != nil {
 		p.rt.picker.Update(s.idx, lbServer(s))
 	}
@@ -164,7 +162,7 @@ func (p *Proxy) lbUpdate(s *Server) {
 // pick chooses a server for a new stream, waiting in the backend queue
 // when every usable server is full, until `timeout queue` (or connect when
 // unset, as HAProxy does).
-func (p *Proxy) pick(ctx context.Context, key lb.Key, avoid *Server) (*Server, time.Duration, error) {
+func (p *proxy) pick(ctx context.Context, key lb.Key, avoid *server) (*server, time.Duration, error) {
 	rt := p.rt
 	av := -1
 	if avoid != nil {
@@ -214,7 +212,7 @@ func (p *Proxy) pick(ctx context.Context, key lb.Key, avoid *Server) (*Server, t
 			}
 			deadline = time.After(t)
 			queued = true
-			storeMax(&p.BE.Qmax, p.BE.Qcur.Add(1))
+			core.StoreMax(&p.BE.Qmax, p.BE.Qcur.Add(1))
 		}
 		if w == nil {
 			w = make(chan struct{})
@@ -237,7 +235,7 @@ func (p *Proxy) pick(ctx context.Context, key lb.Key, avoid *Server) (*Server, t
 	}
 }
 
-func (p *Proxy) dropWaiter(w chan struct{}) {
+func (p *proxy) dropWaiter(w chan struct{}) {
 	rt := p.rt
 	rt.qmu.Lock()
 	for i, x := range rt.waiters {
@@ -251,7 +249,7 @@ func (p *Proxy) dropWaiter(w chan struct{}) {
 }
 
 // wakeQueue lets the oldest queued stream try again.
-func (p *Proxy) wakeQueue() {
+func (p *proxy) wakeQueue() {
 	rt := p.rt
 	if rt == nil || rt.nwait.Load() == 0 {
 		// Nobody queues (the common case): no lock on the release path.
@@ -269,7 +267,7 @@ func (p *Proxy) wakeQueue() {
 
 // anyUsableFull says whether waiting can help: some usable server is only
 // full, not down.
-func (p *Proxy) anyUsableFull() bool {
+func (p *proxy) anyUsableFull() bool {
 	for _, s := range p.ServerList() {
 		if s.Usable() && s.MaxConnLive() > 0 {
 			return true
@@ -279,30 +277,19 @@ func (p *Proxy) anyUsableFull() bool {
 }
 
 // takeSlot counts one more stream on s unless it is at maxconn.
-func (s *Server) takeSlot() bool {
-	m := s.maxconn.Load()
-	for {
-		n := s.served.Load()
-		if m > 0 && n >= m {
-			return false
-		}
-		if s.served.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
-}
+func (s *server) takeSlot() bool { return s.TakeSlot() }
 
 // releaseSlot undoes takeSlot and lets a queued stream in.
-func (s *Server) releaseSlot() {
-	s.served.Add(-1)
-	if rt := s.Proxy.rt; rt != nil {
+func (s *server) releaseSlot() {
+	s.ReleaseSlot()
+	if rt := s.be.rt; rt != nil {
 		rt.picker.Drop(s.idx)
 	}
-	s.Proxy.wakeQueue()
+	s.be.wakeQueue()
 }
 
 // dialServer opens a new connection to s.
-func (s *Server) dialServer(ctx context.Context, clientPort int, timeout time.Duration, sni string) (net.Conn, uint32, error) {
+func (s *server) dialServer(ctx context.Context, clientPort int, timeout time.Duration, sni string) (net.Conn, uint32, error) {
 	a := s.Addr()
 	gen := uint32(0)
 	if s.pool != nil {
@@ -327,8 +314,8 @@ func (s *Server) dialServer(ctx context.Context, clientPort int, timeout time.Du
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	if tcfg := s.tlsConfig(); tcfg != nil {
-		c, err = s.tlsHandshake(c, tcfg, timeout, sni)
+	if tcfg := s.TLSConfig(); tcfg != nil {
+		c, err = s.TLSHandshake(c, tcfg, timeout, sni)
 	}
 	return c, gen, err
 }

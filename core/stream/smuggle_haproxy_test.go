@@ -1,6 +1,6 @@
 //go:build regtest
 
-package core
+package stream
 
 import (
 	"bufio"
