@@ -7,13 +7,36 @@ import (
 	"goha/core/diag"
 	"goha/ring"
 	"strconv"
+	"strings"
 )
 
 func init() {
 	registerPostCheck(buildChecks)
+	// The check keywords are kept as lines, in order, and compiled by
+	// buildChecks once the section is read: check options may follow the
+	// server lines, as in HAProxy.
 	registerKeywords(
 		option("log-health-checks", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.LogHealthChecks }),
+		Keyword{Name: "tcp-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+		Keyword{Name: "http-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+		Keyword{Name: "option httpchk", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+		Keyword{Name: "option tcp-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+		Keyword{Name: "option redis-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+		Keyword{Name: "option mysql-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+		Keyword{Name: "option pgsql-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+		Keyword{Name: "option smtpchk", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+		Keyword{Name: "option ldap-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+		Keyword{Name: "option ssl-hello-chk", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
 	)
+}
+
+func checkRule(c *kwCtx, args []string) error {
+	words := append(strings.Fields(c.kw), args...)
+	if c.neg {
+		words = append([]string{"no"}, words...)
+	}
+	c.p.CheckRules = append(c.p.CheckRules, LineDef{c.pos, words})
+	return nil
 }
 
 // buildChecks builds every backend's check rules and every checked
@@ -41,7 +64,7 @@ func buildChecks(b *builder) {
 				err = cb.Option(words)
 			}
 			if err != nil {
-				var w *check.Warning
+				var w *diag.Warn
 				if errors.As(err, &w) {
 					b.d.Warnf(r.Pos, "%s", err.Error())
 				} else {

@@ -248,16 +248,6 @@ var proxyKeywords = []Keyword{
 		c.p.ErrorFiles[code] = args[1]
 		return nil
 	}},
-	{Name: "tcp-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
-	{Name: "http-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
-	{Name: "option httpchk", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
-	{Name: "option tcp-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
-	{Name: "option redis-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
-	{Name: "option mysql-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
-	{Name: "option pgsql-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
-	{Name: "option smtpchk", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
-	{Name: "option ldap-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
-	{Name: "option ssl-hello-chk", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
 	{Name: "load-server-state-from-file", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		switch first(args) {
 		case "global", "local", "none":
@@ -407,13 +397,4 @@ var proxyKeywords = []Keyword{
 func withArgs(k Keyword, n int) Keyword {
 	k.Args = n
 	return k
-}
-
-func checkRule(c *kwCtx, args []string) error {
-	words := append(strings.Fields(c.kw), args...)
-	if c.neg {
-		words = append([]string{"no"}, words...)
-	}
-	c.p.CheckRules = append(c.p.CheckRules, LineDef{c.pos, words})
-	return nil
 }

@@ -41,19 +41,10 @@ func (c *Config) logs() *logState {
 // LogRegistry is the configuration's rings, for `show events`.
 func (c *Config) LogRegistry() *ring.Registry { return c.logs().reg }
 
-// ringErr turns the ring package's errors into diagnostics.
-func ringErr(err error) error {
-	var w *ring.Warning
-	if errors.As(err, &w) {
-		return &diag.Warn{Msg: w.Msg}
-	}
-	return err
-}
-
 func parseLogLine(c *kwCtx, args []string) error {
 	if c.neg {
 		if err := ring.ParseNoLog(append([]string{"log"}, args...)); err != nil {
-			return ringErr(err)
+			return err
 		}
 		if c.p != nil {
 			c.p.NoLog, c.p.Logs, c.p.LogGlobal = true, nil, false
@@ -78,7 +69,6 @@ func parseLogLine(c *kwCtx, args []string) error {
 
 // logErr words a log line's error as HAProxy does, after the keyword.
 func logErr(err error) error {
-	err = ringErr(err)
 	var w *diag.Warn
 	if errors.As(err, &w) {
 		return err
@@ -90,7 +80,7 @@ func parseRingSection(b *builder, s *config.Section) {
 	st := b.cfg.logs()
 	r, err := st.reg.ParseRing(append([]string{"ring", s.Name}, s.Args...))
 	if err != nil {
-		b.report(s.Pos, ringErr(err))
+		b.report(s.Pos, err)
 		return
 	}
 	for _, ln := range s.Lines {
@@ -107,7 +97,7 @@ func parseLogForwardSection(b *builder, s *config.Section) {
 	st := b.cfg.logs()
 	lf, err := ring.ParseLogForward(append([]string{"log-forward", s.Name}, s.Args...))
 	if err != nil {
-		b.report(s.Pos, ringErr(err))
+		b.report(s.Pos, err)
 		return
 	}
 	for _, ln := range s.Lines {
@@ -149,7 +139,7 @@ func checkLogForwardArgs(w []string) error {
 }
 
 func (b *builder) reportRing(ln config.Line, err error, kws []string, section string) {
-	msg := ringErr(err)
+	msg := err
 	if strings.HasPrefix(err.Error(), "unknown keyword '"+ln.Words[0]+"'") {
 		if best := SuggestFunc(ln.Words[0], kws); best != "" {
 			msg = fmt.Errorf("%s; did you mean '%s' maybe ?", strings.TrimSuffix(err.Error(), "."), best)
@@ -169,7 +159,7 @@ func openLogTargets(b *builder) {
 		}
 		l.File, l.Line = d.Pos.File, d.Pos.Line
 		if err := l.Open(st.reg); err != nil {
-			b.report(d.Pos, ringErr(err))
+			b.report(d.Pos, err)
 			return nil
 		}
 		return l
@@ -204,7 +194,7 @@ func openLogTargets(b *builder) {
 	}
 	for _, lf := range st.forwards {
 		if err := lf.Open(st.reg); err != nil {
-			b.d.Add(diag.Diag{Sev: diag.Alert, Msg: ringErr(err).Error()})
+			b.d.Add(diag.Diag{Sev: diag.Alert, Msg: err.Error()})
 		}
 	}
 }

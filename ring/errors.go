@@ -34,9 +34,3 @@ var (
 type ConfigError struct{ Msg string }
 
 func (e *ConfigError) Error() string { return e.Msg }
-
-// Warning is a configuration problem that does not refuse start-up. Its
-// text is HAProxy's warning for the same case.
-type Warning struct{ Msg string }
-
-func (w *Warning) Error() string { return w.Msg }

@@ -152,6 +152,16 @@ func TestLogForwardRelay(t *testing.T) {
 			"<14>1 * - - - - - no header at all, crlf",
 			"<38>1 2024-01-02T03:04:05+01:00 - - - - - udp rfc5424 nil fields"},
 	}
+	// Received counts a message before it reaches the rings: wait for
+	// the rings themselves.
+	waitFor(t, func() bool {
+		for name, lines := range want {
+			if len(events(rings[name])) < len(lines) {
+				return false
+			}
+		}
+		return true
+	})
 	for name, lines := range want {
 		got := events(rings[name])
 		if len(got) != len(lines) {

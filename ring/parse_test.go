@@ -1,6 +1,7 @@
 package ring
 
 import (
+	"goha/core/diag"
 	"net"
 	"strings"
 	"testing"
@@ -160,7 +161,7 @@ func TestRingSectionSizeWarning(t *testing.T) {
 	r := New("w", 1024)
 	r.Write([]byte(strings.Repeat("x", 900)))
 	err := ParseRingKeyword(r, []string{"size", "100"})
-	if _, ok := err.(*Warning); !ok || !strings.Contains(err.Error(), "ignoring new size '100' that is smaller than contents") {
+	if _, ok := err.(*diag.Warn); !ok || !strings.Contains(err.Error(), "ignoring new size '100' that is smaller than contents") {
 		t.Fatalf("err = %#v", err)
 	}
 }

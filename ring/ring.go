@@ -2,6 +2,7 @@ package ring
 
 import (
 	"encoding/binary"
+	"goha/core/diag"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -290,7 +291,7 @@ func (r *Ring) Resize(size int) error {
 		return &ConfigError{Msg: "cannot resize an already mapped file, please specify 'size' before 'backing-file'."}
 	}
 	if uint64(size) < r.tail-r.head {
-		return &Warning{Msg: "ignoring new size '" + itoa(size) + "' that is smaller than contents '" +
+		return &diag.Warn{Msg: "ignoring new size '" + itoa(size) + "' that is smaller than contents '" +
 			itoa(int(r.tail-r.head)) + "' for ring '" + r.Name + "'."}
 	}
 	area := make([]byte, size)

@@ -2,6 +2,7 @@ package ring
 
 import (
 	"context"
+	"goha/core/diag"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,7 +120,7 @@ func (reg *Registry) ParseRing(args []string) (*Ring, error) {
 var RingKeywords = []string{"backing-file", "description", "format", "maxlen", "server", "size", "timeout"}
 
 // ParseRingKeyword applies one line of a `ring` section (args[0] is the
-// keyword) to r. A *Warning result does not refuse start-up; any other
+// keyword) to r. A *diag.Warn result does not refuse start-up; any other
 // error does. Not thread safe.
 func ParseRingKeyword(r *Ring, args []string) error {
 	a1 := arg(args, 1)
@@ -175,7 +176,7 @@ func ParseRingKeyword(r *Ring, args []string) error {
 		r.MaxLen = n
 		if room := r.Size() - 4; n > room {
 			r.MaxLen = room
-			return &Warning{Msg: "ring '" + r.Name + "' event max length '" + a1 + "' exceeds max payload size, forced to '" + strconv.Itoa(room) + "'."}
+			return &diag.Warn{Msg: "ring '" + r.Name + "' event max length '" + a1 + "' exceeds max payload size, forced to '" + strconv.Itoa(room) + "'."}
 		}
 	case "description":
 		if a1 == "" {

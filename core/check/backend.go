@@ -69,7 +69,7 @@ func (b *Backend) selectShared(rs *Ruleset, proto Proto, vars map[string]string)
 }
 
 // Option handles "option <check> [args]" (words[0] == "option"). The error
-// text is HAProxy's; a *Warning is not fatal.
+// text is HAProxy's; a *diag.Warn is not fatal.
 func (b *Backend) Option(words []string) error {
 	name := arg(words, 1)
 	switch name {

@@ -1,14 +1,13 @@
 package check
 
-import "errors"
+import (
+	"errors"
+	"goha/core/diag"
+)
 
-// Warning is returned by configuration parsers for a problem that does not
-// prevent startup. Use errors.As to tell it from an alert.
-type Warning struct{ Msg string }
-
-func (w *Warning) Error() string { return w.Msg }
-
-func warnf(msg string) error { return &Warning{Msg: msg} }
+// warnf is a configuration problem that does not prevent start-up: the
+// configuration loader tells it from an alert with errors.As on *diag.Warn.
+func warnf(msg string) error { return &diag.Warn{Msg: msg} }
 
 var (
 	// ErrStopped is returned when a stopped scheduler is asked to run checks.

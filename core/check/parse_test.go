@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"goha/core/diag"
 	"strings"
 	"testing"
 )
@@ -89,7 +90,7 @@ func TestOptionErrors(t *testing.T) {
 		}
 	}
 	err := NewBackend("b", false).Option(w("option", "httpchk", "GET", "/", "HTTP/1.1\r\nHost: x"))
-	var warn *Warning
+	var warn *diag.Warn
 	if !errors.As(err, &warn) || !strings.Contains(warn.Msg, "hiding headers or body at the end of the version string is deprecated") {
 		t.Fatalf("got %v", err)
 	}
