@@ -1,6 +1,7 @@
 package core
 
 import (
+	"goha/core/config"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +45,7 @@ func setTime(dst func(c *kwCtx) *time.Duration, unit time.Duration) func(c *kwCt
 		if len(args) < 1 {
 			return errf("'%s' expects <time> as argument.", c.kw)
 		}
-		d, err := ParseTime(args[0], unit)
+		d, err := config.ParseTime(args[0], unit)
 		if err != nil {
 			return timeErr(c.kw, args[0], err)
 		}
@@ -99,7 +100,7 @@ var globalKeywords = []Keyword{
 		if len(args) < 1 {
 			return errf("'stats timeout' expects <time> as argument.")
 		}
-		d, err := ParseTime(args[0], time.Millisecond)
+		d, err := config.ParseTime(args[0], time.Millisecond)
 		if err != nil || d == 0 {
 			return errf("'stats timeout' expects a positive value.")
 		}

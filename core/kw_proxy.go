@@ -1,6 +1,7 @@
 package core
 
 import (
+	"goha/core/config"
 	"goha/core/lb"
 	"goha/core/sample"
 	"os"
@@ -36,7 +37,7 @@ func parseTimeout(c *kwCtx, args []string) error {
 	if len(args) < 1 {
 		return errf("'timeout %s' expects an integer value (in milliseconds)", name)
 	}
-	d, err := ParseTime(args[0], time.Millisecond)
+	d, err := config.ParseTime(args[0], time.Millisecond)
 	if err != nil {
 		return timeErr(c.kw, args[0], err)
 	}

@@ -225,7 +225,7 @@ func srvPort(f func(s *ServerConf) *int) func(s *ServerConf, a []string) error {
 
 func srvTime(f func(s *ServerConf) *time.Duration) func(s *ServerConf, a []string) error {
 	return func(s *ServerConf, a []string) error {
-		d, err := ParseTime(a[0], time.Millisecond)
+		d, err := config.ParseTime(a[0], time.Millisecond)
 		if err != nil {
 			return fmt.Errorf("'{kw}' : %v", err)
 		}

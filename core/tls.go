@@ -7,7 +7,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -579,20 +578,4 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 		}
 	}
 	return c, nil
-}
-
-// tlsHandshake runs a client handshake on a new server connection.
-func (s *Server) TLSHandshake(nc net.Conn, c *tls.Config, timeout time.Duration, sni string) (net.Conn, error) {
-	if sni != "" && c.ServerName != sni {
-		c = c.Clone()
-		c.ServerName = sni
-	}
-	tc := tls.Client(nc, c)
-	tc.SetDeadline(time.Now().Add(timeout))
-	if err := tc.Handshake(); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	tc.SetDeadline(time.Time{})
-	return tc, nil
 }

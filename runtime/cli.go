@@ -1,9 +1,8 @@
 package runtime
 
 import (
+	"goha/core/config"
 	"time"
-
-	"goha/core"
 )
 
 // Commands about the CLI session itself.
@@ -49,7 +48,7 @@ func cmdSetTimeout(c *Ctx) {
 		c.Err("Expects an integer value.")
 		return
 	}
-	d, err := core.ParseTime(c.Arg(3), time.Second)
+	d, err := config.ParseTime(c.Arg(3), time.Second)
 	if err != nil || d < time.Millisecond {
 		c.Err("Invalid timeout value.")
 		return

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"goha/core"
@@ -315,7 +316,23 @@ func (s *server) dialServer(ctx context.Context, clientPort int, timeout time.Du
 		tc.SetNoDelay(true)
 	}
 	if tcfg := s.TLSConfig(); tcfg != nil {
-		c, err = s.TLSHandshake(c, tcfg, timeout, sni)
+		c, err = tlsHandshake(c, tcfg, timeout, sni)
 	}
 	return c, gen, err
+}
+
+// tlsHandshake runs a client handshake on a new server connection.
+func tlsHandshake(nc net.Conn, c *tls.Config, timeout time.Duration, sni string) (net.Conn, error) {
+	if sni != "" && c.ServerName != sni {
+		c = c.Clone()
+		c.ServerName = sni
+	}
+	tc := tls.Client(nc, c)
+	tc.SetDeadline(time.Now().Add(timeout))
+	if err := tc.Handshake(); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	tc.SetDeadline(time.Time{})
+	return tc, nil
 }
