@@ -14,7 +14,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -66,43 +65,6 @@ const (
 	HChkUnknown = 0
 	HChkIni     = 1
 )
-
-// ServerEvent says what changed on a server.
-type ServerEvent int
-
-const (
-	SrvEvState            ServerEvent = iota + 1 // admin or operational state
-	SrvEvWeight                                  // user weight
-	SrvEvAddr                                    // address or port: idle connections must be flushed
-	SrvEvMaxConn                                 // maxconn
-	SrvEvCheck                                   // check or agent settings, or their enabling
-	SrvEvAdded                                   // a dynamic server joined its backend (in maintenance)
-	SrvEvDeleted                                 // the server left its backend: flush, stop checks
-	SrvEvShutdownSessions                        // kill the server's streams
-	SrvEvSSL                                     // ssl on/off
-)
-
-// ProxyEvent says what changed on a proxy.
-type ProxyEvent int
-
-const (
-	PxEvMaxConn  ProxyEvent = iota + 1 // set maxconn frontend
-	PxEvDisable                        // disable frontend: stop accepting
-	PxEvEnable                         // enable frontend: accept again
-	PxEvShutdown                       // shutdown frontend: close its listeners for good
-)
-
-// Observer is told of every run-time change of the model, after the new
-// state is visible, synchronously on the goroutine that made the change, so
-// that the load balancer, the idle-connection pools and the checks have
-// seen it before the operation returns. The running process implements it
-// and installs itself on the configuration it runs; a configuration that
-// nothing runs has no observer. Observers must not call back into the
-// operation that told them.
-type Observer interface {
-	ServerChanged(s *Server, ev ServerEvent)
-	ProxyChanged(p *Proxy, ev ProxyEvent)
-}
 
 // SetObserver installs o as the observer of c's run-time changes (nil
 // removes it).
@@ -211,35 +173,6 @@ func (s *Server) initRuntime() {
 	if s.CheckStatus.Load() == HChkUnknown {
 		s.CheckStatus.Store(HChkIni)
 	}
-}
-
-// srvRuntime is the part of a server's run-time state that configuration
-// does not have; check and agent targets live here so that the runtime API
-// can change them while checks read them.
-type srvRuntime struct {
-	mu         sync.Mutex // guards following fields
-	checkAddr  string
-	checkPort  int
-	agentAddr  string
-	agentPort  int
-	agentSend  string
-	sslOn      int         // 1 ssl, 0 default, -1 no-ssl
-	sslKept    bool        // no-ssl over a default-server ssl: the settings exist, set server ssl may use them
-	refs       int         // references that forbid del server (track, use-server)
-	trackers   []*Server   // servers whose track names this one
-	trackedSrv *Server     // the server this one tracks
-	fresh      atomic.Bool // dynamic server unchanged since add server
-}
-
-// pxRuntimeState is what a proxy needs at run time beyond model.go.
-type pxRuntimeState struct {
-	mu         sync.Mutex   // serialises updateBackendState
-	lastChange atomic.Int64 // unix second of the backend's last up/down change
-	up         atomic.Bool
-	chkDown    atomic.Int64 // up to down transitions
-	downSince  atomic.Int64 // unix second it went down, 0 while up
-	downTotal  atomic.Int64 // seconds spent down before downSince
-	shut       atomic.Bool  // shutdown frontend: never accepts again
 }
 
 // rt returns the server's run-time admin state, filled from its
@@ -846,7 +779,7 @@ func (s *Server) SSLSettable() bool {
 	r := s.rt()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.sslKept
+	return s.sslKept
 }
 
 // SetSSL turns TLS to the server on or off; only servers whose
@@ -1140,14 +1073,6 @@ func (p *Proxy) SetLiveMaxConn(n int) {
 	fireProxy(p, PxEvMaxConn)
 }
 
-// cfgRuntimeState holds the process-wide limits changed at run time
-// (set maxconn global, set rate-limit ... global); zero means "as
-// configured".
-type cfgRuntimeState struct {
-	maxconn    atomic.Int64
-	rateLimits [4]atomic.Int64 // RateConnections, RateSessions, RateSSLSessions, RateCompression
-}
-
 func (c *Config) rt() *cfgRuntimeState { return &c.live }
 
 // Rate limits of `set rate-limit`.
@@ -1413,4 +1338,112 @@ func backupWord(s *Server) string {
 		return "Backup "
 	}
 	return ""
+}
+
+// Usable says whether the load balancer may send new traffic to s.
+func (s *Server) Usable() bool { return s.LBUsable() }
+
+// logEvent reports a server or proxy event as HAProxy does: on the
+// process's alert output and to the proxy's log targets.
+func (p *Proxy) LogEvent(msg string, level int) {
+	p.LogEventText(msg, msg, level)
+}
+
+// logEventText is logEvent for events whose stderr text differs from the
+// syslog one. On stderr HAProxy tags every server and check event as a
+// warning whatever its syslog severity; only a backend left without
+// servers (emerg) is an alert there.
+func (p *Proxy) LogEventText(msg, syslog string, level int) {
+	if out := eventOut; out != nil {
+		tag := "[WARNING]  "
+		if level == ring.LevelEmerg {
+			tag = "[ALERT]    "
+		}
+		fmt.Fprintf(out, "%s(%d) : %s\n", tag, pidNow(), msg)
+	}
+	p.SendLog([]byte(syslog), level)
+}
+
+func (p *Proxy) UsableCounts() (act, bck int) {
+	for _, s := range p.ServerList() {
+		if s.LBUsable() {
+			if s.Backup {
+				bck++
+			} else {
+				act++
+			}
+		}
+	}
+	return
+}
+
+// logStateChange logs that s left state was, and the backend's alert when
+// s was usable before and was the last one: a server that only starts
+// stopping leaves the backend as empty as one going down, and one that goes
+// down from stopping has already been reported.
+func LogStateChange(s *Server, ev check.StateEvent, was uint32, usable bool, why check.Reason) {
+	p := s.Proxy
+	act, bck := p.UsableCounts()
+	p.LogEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, why,
+		check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}),
+		stateChangeLevel(s, ev, was))
+	if act == 0 && bck == 0 && usable && !s.LBUsable() {
+		// HAProxy quotes the backend's name on stderr but not in syslog.
+		p.LogEventText(check.NoServerText(capName(p.Cap), p.Name, false),
+			check.NoServerText(capName(p.Cap), p.Name, true), ring.LevelEmerg)
+	}
+}
+
+// stateChangeLevel is the syslog severity HAProxy gives a server's state
+// change: losing a server that was taking its full share of traffic is an
+// alert, while a server already stopping or drained was expected to go, so
+// its loss, like every other change, is only a notice.
+func stateChangeLevel(s *Server, ev check.StateEvent, was uint32) int {
+	if ev == check.EventDown && was != OpStopping && s.AdminState()&AdminDrainMask == 0 {
+		return ring.LevelAlert
+	}
+	return ring.LevelNotice
+}
+
+type trackerOp struct {
+	s      *Server
+	op     uint32
+	usable bool
+}
+
+// trackerOps appends the servers tracking s, depth first, with their
+// operational states.
+func TrackerOps(s *Server, l []trackerOp) []trackerOp {
+	for _, t := range s.trackers() {
+		seen := t == s
+		for _, x := range l {
+			seen = seen || x.s == t
+		}
+		if seen {
+			continue
+		}
+		l = append(l, trackerOp{t, t.OpState(), t.LBUsable()})
+		l = TrackerOps(t, l)
+	}
+	return l
+}
+
+// totalWeight is the weight the load balancer shares among the usable
+// servers: the active ones', or the backups' when no active server is left.
+func (p *Proxy) TotalWeight() int {
+	act, bck := 0, 0
+	for _, s := range p.ServerList() {
+		if !s.LBUsable() {
+			continue
+		}
+		if s.Backup {
+			bck += s.EWeight()
+		} else {
+			act += s.EWeight()
+		}
+	}
+	if act > 0 {
+		return act
+	}
+	return bck
 }

@@ -5,66 +5,11 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"sync/atomic"
+	"time"
 
 	"goha/core/config"
 	"goha/core/diag"
 )
-
-// Config is a loaded, validated configuration.
-type Config struct {
-	Global   Global
-	Proxies  []*Proxy // frontends, backends and listens in declaration order
-	Defaults map[string]*Proxy
-	// Sections that a feature handles on its own (ring, log-forward, peers,
-	// resolvers, userlist, ...), in order.
-	Sections []*config.Section
-	logging  *logState
-	// Peers are the peers sections kept (those with a local peer).
-	Peers []*PeersSection
-
-	// ParseAlerts counts the alerts raised while reading sections, before
-	// validation (HAProxy then says "Error(s) found in configuration file").
-	ParseAlerts int
-
-	live     cfgRuntimeState          // limits changed at run time
-	observer atomic.Pointer[Observer] // the running process, once one runs c
-}
-
-// FindProxy returns the proxy named name with one of the capabilities in
-// cap, or nil.
-func (c *Config) FindProxy(name string, cap Cap) *Proxy {
-	for _, p := range c.Proxies {
-		if p.Name == name && p.Cap&cap != 0 {
-			return p
-		}
-	}
-	return nil
-}
-
-// HasListener says whether anything would listen: a bind of an enabled
-// frontend or a stats socket.
-func (c *Config) HasListener() bool {
-	if len(c.Global.StatsSockets) > 0 {
-		return true
-	}
-	for _, p := range c.Proxies {
-		if p.IsFrontend() && !p.Disabled && len(p.Binds) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// FindProxyID returns the proxy whose id is id.
-func (c *Config) FindProxyID(id int) *Proxy {
-	for _, p := range c.Proxies {
-		if p.ID == id {
-			return p
-		}
-	}
-	return nil
-}
 
 type builder struct {
 	cfg       *Config
@@ -381,4 +326,15 @@ func (b *builder) checkTimeouts(p *Proxy) {
 		"   | While not properly invalid, you will certainly encounter various problems\n"+
 		"   | with such a configuration. To fix this, please ensure that all following\n"+
 		"   | timeouts are set to a non-zero value: 'client', 'connect', 'server'.", capName(p.Cap), p.Name)})
+}
+
+func defaultGlobal() Global {
+	return Global{
+		StatsTimeout:    10 * time.Second,
+		StatsMaxConn:    10,
+		BufSize:         16384,
+		MaxRewrite:      1024,
+		PoolLowFDRatio:  20,
+		PoolHighFDRatio: 25,
+	}
 }

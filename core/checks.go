@@ -2,7 +2,6 @@ package core
 
 import (
 	"errors"
-	"fmt"
 	"goha/core/check"
 	"goha/core/diag"
 	"goha/ring"
@@ -90,111 +89,6 @@ func buildChecks(b *builder) {
 		}
 		p.checkRules = rules
 	}
-}
-
-func (p *Proxy) UsableCounts() (act, bck int) {
-	for _, s := range p.ServerList() {
-		if s.LBUsable() {
-			if s.Backup {
-				bck++
-			} else {
-				act++
-			}
-		}
-	}
-	return
-}
-
-// logEvent reports a server or proxy event as HAProxy does: on the
-// process's alert output and to the proxy's log targets.
-func (p *Proxy) LogEvent(msg string, level int) {
-	p.LogEventText(msg, msg, level)
-}
-
-// logEventText is logEvent for events whose stderr text differs from the
-// syslog one. On stderr HAProxy tags every server and check event as a
-// warning whatever its syslog severity; only a backend left without
-// servers (emerg) is an alert there.
-func (p *Proxy) LogEventText(msg, syslog string, level int) {
-	if out := eventOut; out != nil {
-		tag := "[WARNING]  "
-		if level == ring.LevelEmerg {
-			tag = "[ALERT]    "
-		}
-		fmt.Fprintf(out, "%s(%d) : %s\n", tag, pidNow(), msg)
-	}
-	p.SendLog([]byte(syslog), level)
-}
-
-// logStateChange logs that s left state was, and the backend's alert when
-// s was usable before and was the last one: a server that only starts
-// stopping leaves the backend as empty as one going down, and one that goes
-// down from stopping has already been reported.
-func LogStateChange(s *Server, ev check.StateEvent, was uint32, usable bool, why check.Reason) {
-	p := s.Proxy
-	act, bck := p.UsableCounts()
-	p.LogEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, why,
-		check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}),
-		stateChangeLevel(s, ev, was))
-	if act == 0 && bck == 0 && usable && !s.LBUsable() {
-		// HAProxy quotes the backend's name on stderr but not in syslog.
-		p.LogEventText(check.NoServerText(capName(p.Cap), p.Name, false),
-			check.NoServerText(capName(p.Cap), p.Name, true), ring.LevelEmerg)
-	}
-}
-
-// stateChangeLevel is the syslog severity HAProxy gives a server's state
-// change: losing a server that was taking its full share of traffic is an
-// alert, while a server already stopping or drained was expected to go, so
-// its loss, like every other change, is only a notice.
-func stateChangeLevel(s *Server, ev check.StateEvent, was uint32) int {
-	if ev == check.EventDown && was != OpStopping && s.AdminState()&AdminDrainMask == 0 {
-		return ring.LevelAlert
-	}
-	return ring.LevelNotice
-}
-
-type trackerOp struct {
-	s      *Server
-	op     uint32
-	usable bool
-}
-
-// trackerOps appends the servers tracking s, depth first, with their
-// operational states.
-func TrackerOps(s *Server, l []trackerOp) []trackerOp {
-	for _, t := range s.trackers() {
-		seen := t == s
-		for _, x := range l {
-			seen = seen || x.s == t
-		}
-		if seen {
-			continue
-		}
-		l = append(l, trackerOp{t, t.OpState(), t.LBUsable()})
-		l = TrackerOps(t, l)
-	}
-	return l
-}
-
-// totalWeight is the weight the load balancer shares among the usable
-// servers: the active ones', or the backups' when no active server is left.
-func (p *Proxy) TotalWeight() int {
-	act, bck := 0, 0
-	for _, s := range p.ServerList() {
-		if !s.LBUsable() {
-			continue
-		}
-		if s.Backup {
-			bck += s.EWeight()
-		} else {
-			act += s.EWeight()
-		}
-	}
-	if act > 0 {
-		return act
-	}
-	return bck
 }
 
 // ApplyCheck applies a probe's verdict to the server, as HAProxy's

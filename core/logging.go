@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -21,14 +20,6 @@ func init() {
 	registerSection("ring", parseRingSection)
 	registerSection("log-forward", parseLogForwardSection)
 	registerPostCheck(openLogTargets)
-}
-
-// logState is a configuration's logging machinery.
-type logState struct {
-	reg      *ring.Registry
-	global   ring.Loggers
-	forwards []*ring.LogForward
-	cancel   context.CancelFunc
 }
 
 func (c *Config) logs() *logState {
@@ -240,4 +231,20 @@ func (c *Config) eachLogger(fn func(*ring.Logger)) {
 	for _, lf := range st.forwards {
 		each(lf.Loggers)
 	}
+}
+
+// checkServerParams refuses the first word after the address of a server
+// that is not a proxy's (a peer, a ring's server) and is no server
+// keyword, naming the server owner/name as HAProxy does; it reports and
+// returns false on the first.
+func (b *builder) checkServerParams(ln config.Line, owner, name string, params []string) bool {
+	for i := 0; i < len(params); i++ {
+		k, ok := serverKeywords[params[i]]
+		if !ok {
+			b.d.Add(diag.Diag{Sev: diag.Alert, Pos: ln.Pos, Msg: fmt.Sprintf("'server %s/%s' : unknown keyword '%s'.", owner, name, params[i])})
+			return false
+		}
+		i += k.Args
+	}
+	return true
 }

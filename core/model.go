@@ -1,7 +1,9 @@
 package core
 
 import (
+	"context"
 	"crypto/tls"
+	"goha/core/config"
 	"goha/core/sample"
 	"net/netip"
 	"sync"
@@ -331,6 +333,9 @@ type Server struct {
 
 	admOnce sync.Once // fills adm from the configuration
 	adm     srvRuntime
+	// sslKept: no-ssl over a default-server ssl keeps the inherited
+	// settings, which set server ssl may use. Set at creation only.
+	sslKept bool
 }
 
 // Addr returns the server's current address.
@@ -355,5 +360,195 @@ func (s *Server) MaxConnLive() int { return int(s.maxconn.Load()) }
 // Served is the number of connections the server is serving now.
 func (s *Server) Served() int { return int(s.served.Load()) }
 
-// Usable says whether the load balancer may send new traffic to s.
-func (s *Server) Usable() bool { return s.LBUsable() }
+// Config is a loaded, validated configuration.
+type Config struct {
+	Global   Global
+	Proxies  []*Proxy // frontends, backends and listens in declaration order
+	Defaults map[string]*Proxy
+	// Sections that a feature handles on its own (ring, log-forward, peers,
+	// resolvers, userlist, ...), in order.
+	Sections []*config.Section
+	logging  *logState
+	// Peers are the peers sections kept (those with a local peer).
+	Peers []*PeersSection
+
+	// ParseAlerts counts the alerts raised while reading sections, before
+	// validation (HAProxy then says "Error(s) found in configuration file").
+	ParseAlerts int
+
+	live     cfgRuntimeState          // limits changed at run time
+	observer atomic.Pointer[Observer] // the running process, once one runs c
+}
+
+// FindProxy returns the proxy named name with one of the capabilities in
+// cap, or nil.
+func (c *Config) FindProxy(name string, cap Cap) *Proxy {
+	for _, p := range c.Proxies {
+		if p.Name == name && p.Cap&cap != 0 {
+			return p
+		}
+	}
+	return nil
+}
+
+// HasListener says whether anything would listen: a bind of an enabled
+// frontend or a stats socket.
+func (c *Config) HasListener() bool {
+	if len(c.Global.StatsSockets) > 0 {
+		return true
+	}
+	for _, p := range c.Proxies {
+		if p.IsFrontend() && !p.Disabled && len(p.Binds) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// FindProxyID returns the proxy whose id is id.
+func (c *Config) FindProxyID(id int) *Proxy {
+	for _, p := range c.Proxies {
+		if p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// srvRuntime is the part of a server's run-time state that configuration
+// does not have; check and agent targets live here so that the runtime API
+// can change them while checks read them.
+type srvRuntime struct {
+	mu         sync.Mutex // guards following fields
+	checkAddr  string
+	checkPort  int
+	agentAddr  string
+	agentPort  int
+	agentSend  string
+	sslOn      int         // 1 ssl, 0 default, -1 no-ssl
+	refs       int         // references that forbid del server (track, use-server)
+	trackers   []*Server   // servers whose track names this one
+	trackedSrv *Server     // the server this one tracks
+	fresh      atomic.Bool // dynamic server unchanged since add server
+}
+
+// pxRuntimeState is what a proxy needs at run time beyond model.go.
+type pxRuntimeState struct {
+	mu         sync.Mutex   // serialises updateBackendState
+	lastChange atomic.Int64 // unix second of the backend's last up/down change
+	up         atomic.Bool
+	chkDown    atomic.Int64 // up to down transitions
+	downSince  atomic.Int64 // unix second it went down, 0 while up
+	downTotal  atomic.Int64 // seconds spent down before downSince
+	shut       atomic.Bool  // shutdown frontend: never accepts again
+}
+
+// cfgRuntimeState holds the process-wide limits changed at run time
+// (set maxconn global, set rate-limit ... global); zero means "as
+// configured".
+type cfgRuntimeState struct {
+	maxconn    atomic.Int64
+	rateLimits [4]atomic.Int64 // RateConnections, RateSessions, RateSSLSessions, RateCompression
+}
+
+// Observer is told of every run-time change of the model, after the new
+// state is visible, synchronously on the goroutine that made the change, so
+// that the load balancer, the idle-connection pools and the checks have
+// seen it before the operation returns. The running process implements it
+// and installs itself on the configuration it runs; a configuration that
+// nothing runs has no observer. Observers must not call back into the
+// operation that told them.
+type Observer interface {
+	ServerChanged(s *Server, ev ServerEvent)
+	ProxyChanged(p *Proxy, ev ProxyEvent)
+}
+
+// serverTLS holds the TLS configuration in force for a server; nil: plain.
+type serverTLS struct{ cfg atomic.Pointer[tls.Config] }
+
+// StatsSocket is one `stats socket` line of the global section.
+type StatsSocket struct {
+	Pos  diag.Pos
+	Addr string   // path, ipv4@a:p, ipv6@[a]:p, fd@n, unix@path
+	Args []string // bind parameters: level, mode, uid, gid, user, group, expose-fd, severity-output, maxconn
+}
+
+// Global is the merged content of every `global` section.
+type Global struct {
+	NbThread                     int
+	MaxConn                      int
+	PidFile                      string
+	Daemon                       bool
+	MasterWorker                 bool
+	StatsSockets                 []StatsSocket
+	StatsTimeout                 time.Duration
+	StatsMaxConn                 int
+	Logs                         []LineDef
+	LogTag                       string
+	Hostname                     string
+	SpreadChecks                 int
+	BufSize                      int
+	MaxRewrite                   int
+	ServerStateFile              string
+	ServerStateBase              string
+	LoadStateFrom                string // global|local|none, set in defaults/backends too
+	SSLDefaultServerOptions      []string
+	SSLDefaultServerCiphers      string
+	SSLDefaultServerCiphersuites string
+	SSLDefaultBindOptions        []string
+	SSLDefaultBindCiphers        string
+	Description                  string
+	Node                         string
+	UnixBind                     []string
+	CPUMap                       []string
+	HardStopAfter                time.Duration
+	GraceTime                    time.Duration
+	Quiet                        bool
+	ZeroWarning                  bool
+	// Idle server connection pools: tune.idle-pool.shared off, and the
+	// tune.pool-low-fd-ratio / tune.pool-high-fd-ratio percentages of the
+	// descriptor limit (HAProxy's defaults: 20 and 25).
+	IdlePoolNoShare bool
+	PoolLowFDRatio  int
+	PoolHighFDRatio int
+}
+
+// PeersSection is a parsed `peers` section.
+type PeersSection struct {
+	Name  string
+	Local string   // the local peer's address, "" when none
+	Peers []string // remote peers with an address
+}
+
+// logState is a configuration's logging machinery.
+type logState struct {
+	reg      *ring.Registry
+	global   ring.Loggers
+	forwards []*ring.LogForward
+	cancel   context.CancelFunc
+}
+
+// ServerEvent says what changed on a server.
+type ServerEvent int
+
+const (
+	SrvEvState            ServerEvent = iota + 1 // admin or operational state
+	SrvEvWeight                                  // user weight
+	SrvEvAddr                                    // address or port: idle connections must be flushed
+	SrvEvMaxConn                                 // maxconn
+	SrvEvCheck                                   // check or agent settings, or their enabling
+	SrvEvAdded                                   // a dynamic server joined its backend (in maintenance)
+	SrvEvDeleted                                 // the server left its backend: flush, stop checks
+	SrvEvShutdownSessions                        // kill the server's streams
+	SrvEvSSL                                     // ssl on/off
+)
+
+// ProxyEvent says what changed on a proxy.
+type ProxyEvent int
+
+const (
+	PxEvMaxConn  ProxyEvent = iota + 1 // set maxconn frontend
+	PxEvDisable                        // disable frontend: stop accepting
+	PxEvEnable                         // enable frontend: accept again
+	PxEvShutdown                       // shutdown frontend: close its listeners for good
+)

@@ -13,13 +13,6 @@ import (
 // configurations using them load; goha does not synchronise stick tables
 // (it has none), which docs/configuration.md says.
 
-// PeersSection is a parsed `peers` section.
-type PeersSection struct {
-	Name  string
-	Local string   // the local peer's address, "" when none
-	Peers []string // remote peers with an address
-}
-
 func init() { registerSection("peers", parsePeersSection) }
 
 // LocalPeerName is the name the local peer is looked up by: HAProxy's -L,
@@ -106,22 +99,6 @@ func parsePeersSection(b *builder, s *config.Section) {
 // server keyword, as HAProxy parses them as a server's.
 func (b *builder) checkPeerParams(ln config.Line, name string, params []string) bool {
 	return b.checkServerParams(ln, LocalPeerName, name, params)
-}
-
-// checkServerParams refuses the first word after the address of a server
-// that is not a proxy's (a peer, a ring's server) and is no server
-// keyword, naming the server owner/name as HAProxy does; it reports and
-// returns false on the first.
-func (b *builder) checkServerParams(ln config.Line, owner, name string, params []string) bool {
-	for i := 0; i < len(params); i++ {
-		k, ok := serverKeywords[params[i]]
-		if !ok {
-			b.d.Add(diag.Diag{Sev: diag.Alert, Pos: ln.Pos, Msg: fmt.Sprintf("'server %s/%s' : unknown keyword '%s'.", owner, name, params[i])})
-			return false
-		}
-		i += k.Args
-	}
-	return true
 }
 
 // checkPeersTable refuses what a peers section's table line does not know:

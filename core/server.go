@@ -354,7 +354,7 @@ func newServer(p *Proxy, name, addr string, args []string, stateFile bool) (*Ser
 	errs = append(errs, applyServerArgs(&s.ServerConf, name, args, false, &id)...)
 	if s.SSL == -1 && p.DefaultServer.SSL == 1 {
 		// HAProxy keeps the inherited ssl settings of a no-ssl server
-		s.rt().sslKept = true
+		s.sslKept = true
 	}
 	if id > 0 {
 		s.ID, s.ForcedID = id, true
@@ -509,4 +509,11 @@ func parseServerAddrLiteral(a string) (*ServerAddr, string, error) {
 		return nil, "", fmt.Errorf("invalid address: '%s'", a)
 	}
 	return sa, host, nil
+}
+
+func setSSLArg(s *ServerConf, k, v string) {
+	if s.SSLArgs == nil {
+		s.SSLArgs = map[string]string{}
+	}
+	s.SSLArgs[k] = v
 }

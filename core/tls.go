@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -67,13 +66,6 @@ func init() {
 	}
 	registerServerKeywords(kws)
 	registerPostCheck(checkTLS)
-}
-
-func setSSLArg(s *ServerConf, k, v string) {
-	if s.SSLArgs == nil {
-		s.SSLArgs = map[string]string{}
-	}
-	s.SSLArgs[k] = v
 }
 
 // sslSettings merges a server's ssl keywords over the global defaults.
@@ -243,9 +235,6 @@ func opensslName(iana string) string {
 	n = strings.ReplaceAll(n, "CHACHA20_POLY1305_SHA256", "CHACHA20_POLY1305")
 	return strings.ReplaceAll(n, "_", "-")
 }
-
-// serverTLS holds the TLS configuration in force for a server; nil: plain.
-type serverTLS struct{ cfg atomic.Pointer[tls.Config] }
 
 func (s *Server) TLSConfig() *tls.Config {
 	if s.tls == nil {
