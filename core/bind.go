@@ -38,7 +38,7 @@ var bindFlags = map[string]bool{
 }
 
 // bindGaps are the bind parameters goha knows but does not implement; the
-// others have an effect (core/listen.go, core/tls.go).
+// others have an effect (core/stream/listen.go, core/tls.go).
 var bindGaps = map[string]Gap{
 	// What the client is, says, or may negotiate would differ.
 	"accept-netscaler-cip": Refused, "transparent": Refused,

@@ -15,18 +15,18 @@
 //	cli.go, info.go, stats.go, server.go, proxy.go, activity.go, ring.go
 //	             the commands, each file registering its table in init()
 //	statefile.go server-state-file loading at start
-//	hooks.go     data owned by other packages (pools, checks, streams,
-//	             activity, rings), nil until the program wires it
+//	process.go   what the commands read from the running process (pools,
+//	             checks, captured errors), in the shapes they print
 //
 // A command changes core's model only through core's methods
 // (core/admin.go), which update the atomics the data path reads and then
-// run the hooks registered with core.AddServerHook and core.AddProxyHook,
+// tell the configuration's observer, the running process (core/stream),
 // so that a change has reached the load balancer, the idle-connection
-// pools and the checks when the command replies.
+// pools and the checks when the command replies. What only the running
+// process knows (its streams, pools, check results) is read from it
+// directly, through Ctx.Proc.
 //
 // Concurrency: each connection is served by one goroutine that owns its
 // session. Commands may run concurrently on different connections; they
 // read core's atomics and call core's methods, which serialise per server.
-// The hook variables in hooks.go are set once before Serve and only read
-// afterwards.
 package runtime
