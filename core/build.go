@@ -62,7 +62,7 @@ func Build(sections []config.Section, d *diag.Collector) *Config {
 			b.cfg.Sections = append(b.cfg.Sections, s)
 		}
 	}
-	b.cfg.ParseAlerts = d.Count(diag.Alert)
+	b.cfg.ParseAlerts = d.FatalAlerts()
 	if b.cfg.ParseAlerts > 0 {
 		// As HAProxy: errors while reading stop the load before the
 		// checks that need a complete configuration.

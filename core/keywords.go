@@ -255,6 +255,11 @@ func (b *builder) report(pos diag.Pos, err error) {
 		b.d.Warnf(pos, "%s", w.Msg)
 		return
 	}
+	var ca *continueAlert
+	if errors.As(err, &ca) {
+		b.d.Add(diag.Diag{Sev: diag.Alert, Pos: pos, Parsing: true, Continue: true, Msg: ca.msg})
+		return
+	}
 	var t *tightErr
 	if errors.As(err, &t) {
 		sev := diag.Alert
@@ -283,6 +288,12 @@ func tightf(format string, args ...any) error {
 func tightWarnf(format string, args ...any) error {
 	return &tightErr{msg: fmt.Sprintf(format, args...), warn: true}
 }
+
+// continueAlert is an alert after which HAProxy goes on: printed, counted
+// as a parse error by nobody, start-up not refused.
+type continueAlert struct{ msg string }
+
+func (e *continueAlert) Error() string { return e.msg }
 
 // Helpers shared by keyword parsers.
 

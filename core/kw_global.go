@@ -2,6 +2,8 @@ package core
 
 import (
 	"goha/core/config"
+	"goha/core/diag"
+	"os/user"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,12 +196,22 @@ var globalKeywords = []Keyword{
 		}
 		return setTime(func(c *kwCtx) *time.Duration { return &c.g.GraceTime }, time.Millisecond)(c, args)
 	}},
-	// Accepted for compatibility: they have no effect on a Go process.
-	{Name: "chroot", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
-	{Name: "user", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
-	{Name: "group", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
-	{Name: "uid", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
-	{Name: "gid", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
+	// The identity the process takes once it has bound its sockets
+	// (cmd/goha drops to it).
+	{Name: "chroot", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
+		if len(args) == 0 {
+			return errf("'%s' expects a directory as an argument.", c.kw)
+		}
+		if c.g.Chroot != "" {
+			return &continueAlert{msg: "chroot already specified. Continuing."}
+		}
+		c.g.Chroot = args[0]
+		return nil
+	}},
+	{Name: "user", Scope: scopeGlobal, Args: 1, Parse: identity(false, true)},
+	{Name: "uid", Scope: scopeGlobal, Args: 1, Parse: identity(false, false)},
+	{Name: "group", Scope: scopeGlobal, Args: 1, Parse: identity(true, true)},
+	{Name: "gid", Scope: scopeGlobal, Args: 1, Parse: identity(true, false)},
 	{Name: "ulimit-n", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
 	{Name: "ca-base", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
 	{Name: "crt-base", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
@@ -400,4 +412,49 @@ func quoteList(w []string) string {
 		q[i] = "'" + x + "'"
 	}
 	return strings.Join(q[:len(q)-1], ", ") + ", and " + q[len(q)-1]
+}
+
+// identity parses user, uid, group and gid as HAProxy does: a second one of
+// a kind is an alert that changes nothing, an unknown name is fatal, a
+// number that is not one only a warning (the id stays unset).
+func identity(group, byName bool) func(c *kwCtx, args []string) error {
+	return func(c *kwCtx, args []string) error {
+		id, kind, alt := &c.g.UID, "user/uid", "user"
+		if group {
+			id, kind, alt = &c.g.GID, "group/gid", "group"
+		}
+		if *id != 0 {
+			return &continueAlert{msg: kind + " already specified. Continuing."}
+		}
+		v := ""
+		if len(args) > 0 {
+			v = args[0]
+		}
+		if !byName {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return diag.Warnf(" %s: string '%s' is not a number.\n   | You might want to use the '%s' parameter to use a system %s name.", c.kw, v, alt, alt)
+			}
+			*id = n
+			return nil
+		}
+		var err error
+		if group {
+			var g *user.Group
+			if g, err = user.LookupGroup(v); err == nil {
+				*id, err = strconv.Atoi(g.Gid)
+			}
+		} else {
+			var u *user.User
+			if u, err = user.Lookup(v); err == nil {
+				*id, err = strconv.Atoi(u.Uid)
+			}
+		}
+		if err != nil {
+			// HAProxy appends errno, which getpwnam leaves at 0 for a
+			// name that is not there.
+			return errf("cannot find %s id for '%s' (0:Success)", map[bool]string{false: "user", true: "group"}[group], v)
+		}
+		return nil
+	}
 }

@@ -479,6 +479,8 @@ type Global struct {
 	MaxConn                      int
 	PidFile                      string
 	Daemon                       bool
+	UID, GID                     int    // identity taken after binding; 0 keeps the current one
+	Chroot                       string // directory the process roots itself in after binding
 	MasterWorker                 bool
 	StatsSockets                 []StatsSocket
 	StatsTimeout                 time.Duration

@@ -264,6 +264,17 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 		}
 		defer os.Remove(pidFile)
 	}
+	// Every socket is bound and the pid file written: the process can
+	// take the identity it is configured with, as HAProxy does here.
+	warn, err := dropPrivileges(&cfg.Global)
+	if warn != "" {
+		fmt.Fprintf(stderr, "[WARNING]  (%d) : %s\n", proc.PID, warn)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "[ALERT]    (%d) : %v\n", proc.PID, err)
+		proc.Stop()
+		return 1
+	}
 	for _, p := range o.softStop {
 		syscall.Kill(p, syscall.SIGUSR1)
 	}

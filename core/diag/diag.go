@@ -73,7 +73,11 @@ type Diag struct {
 	// HAProxy's file reader (tokenizer, .if blocks, directives) prints it:
 	// "parsing [f:1]: msg" where keyword parsers print "parsing [f:1] : msg".
 	Tight bool
-	Msg   string
+	// Continue marks an alert HAProxy prints and then goes on with:
+	// it does not refuse start-up ("user/uid already specified.
+	// Continuing.").
+	Continue bool
+	Msg      string
 }
 
 // Text renders the diagnostic without the severity tag and pid:
@@ -160,7 +164,21 @@ func (c *Collector) Count(s Severity) int {
 }
 
 // HasAlert says whether start-up must be refused.
-func (c *Collector) HasAlert() bool { return c.Count(Alert) > 0 }
+func (c *Collector) HasAlert() bool { return c.FatalAlerts() > 0 }
+
+// FatalAlerts counts the alerts that refuse start-up (all but those marked
+// Continue).
+func (c *Collector) FatalAlerts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, d := range c.list {
+		if d.Sev == Alert && !d.Continue {
+			n++
+		}
+	}
+	return n
+}
 
 // Print writes every diagnostic to w, one line each.
 func (c *Collector) Print(w io.Writer, pid int) {
