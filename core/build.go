@@ -20,6 +20,7 @@ type builder struct {
 	// (core/defaults_rules.go).
 	defRules map[*Proxy]*defRules
 	defTrack []string
+	defRefs  map[*Proxy]uint8 // how each defaults section was used: by name (1), as the last one (2)
 }
 
 // sectionHandlers handle sections other than global and proxies. A handler
@@ -98,8 +99,12 @@ func (b *builder) proxySection(s *config.Section) {
 		b.d.Alertf(s.Pos, "character '%s' is not permitted in '%s' name '%s'.", ch, s.Kind, s.Name)
 	}
 	p := &Proxy{Name: s.Name, Pos: s.Pos, Cap: cap, conf: b.cfg}
-	// The template: `from <name>` or the last defaults section.
+	// The template: `from <name>` or the last defaults section; a
+	// defaults section starts afresh unless it names one.
 	tmpl := b.lastDef
+	if cap == CapDefaults {
+		tmpl = nil
+	}
 	if s.From != "" {
 		tmpl = b.cfg.Defaults[s.From]
 		if tmpl == nil {
@@ -107,11 +112,18 @@ func (b *builder) proxySection(s *config.Section) {
 		}
 	}
 	if tmpl != nil {
+		b.refDefaults(s, tmpl)
 		b.inheritRules(s, cap, tmpl)
 		p.ProxyConf = copyProxyConf(tmpl.ProxyConf)
 		// Check rules come through the check package's inheritance.
 		p.CheckRules = nil
 		p.tmpl = tmpl
+		if cap != CapDefaults {
+			// A named defaults section's rules run before the proxy's
+			// own, as in HAProxy.
+			p.HTTPReqRules = slices.Clone(tmpl.HTTPReqRules)
+			p.HTTPRespRules = slices.Clone(tmpl.HTTPRespRules)
+		}
 	} else {
 		p.ProxyConf = defaultProxyConf()
 	}
@@ -126,7 +138,10 @@ func (b *builder) proxySection(s *config.Section) {
 	} else {
 		for _, o := range b.cfg.Proxies {
 			if o.Name == p.Name && (o.Cap&p.Cap) != 0 {
-				b.d.Alertf(s.Pos, "%s '%s' has the same name as %s '%s' declared at %s.", s.Kind, p.Name, capName(o.Cap), o.Name, o.Pos)
+				// HAProxy capitalises this one, and names the first clash only.
+				b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Parsing [%s:%d]: %s '%s' has the same name as %s '%s' declared at %s.",
+					s.Pos.File, s.Pos.Line, capName(p.Cap), p.Name, capName(o.Cap), o.Name, o.Pos)})
+				break
 			}
 		}
 		b.cfg.Proxies = append(b.cfg.Proxies, p)
@@ -136,6 +151,8 @@ func (b *builder) proxySection(s *config.Section) {
 	}
 }
 
+// capName is how HAProxy's messages name a proxy's kind: a listen
+// section is a "proxy" there.
 func capName(c Cap) string {
 	switch c {
 	case CapFE:
@@ -143,7 +160,7 @@ func capName(c Cap) string {
 	case CapBE:
 		return "backend"
 	case CapFE | CapBE:
-		return "listen"
+		return "proxy"
 	}
 	return "defaults"
 }
@@ -188,6 +205,17 @@ func defaultServerConf() ServerConf {
 
 // validate resolves references and assigns ids, after every section is read.
 func (b *builder) validate() {
+	// Server names: HAProxy checks them once the sections are read.
+	for _, p := range b.cfg.Proxies {
+		first := make(map[string]*Server, len(p.Servers))
+		for _, s := range p.Servers {
+			if o := first[s.Name]; o != nil {
+				b.d.Alertf(s.Pos, "%s '%s', another server named '%s' was already defined at line %d, please use distinct names.", capName(p.Cap), p.Name, s.Name, o.Pos.Line)
+				continue
+			}
+			first[s.Name] = s
+		}
+	}
 	used := map[int]bool{}
 	for _, p := range b.cfg.Proxies {
 		if p.ForcedID {
@@ -234,6 +262,17 @@ func (b *builder) validate() {
 		}
 		b.numberServers(p)
 		b.checkTimeouts(p)
+		if p.Mode != ModeHTTP {
+			// A tcp-mode stream never parses HTTP: its rules cannot run.
+			for _, r := range []struct {
+				kw    string
+				rules []LineDef
+			}{{"http-request", p.HTTPReqRules}, {"http-response", p.HTTPRespRules}} {
+				if len(r.rules) > 0 {
+					b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("'%s' rules ignored for %s '%s' as they require HTTP mode.", r.kw, capName(p.Cap), p.Name)})
+				}
+			}
+		}
 	}
 	for _, p := range b.cfg.Proxies {
 		for _, s := range p.Servers {
@@ -337,4 +376,25 @@ func defaultGlobal() Global {
 		PoolLowFDRatio:  20,
 		PoolHighFDRatio: 25,
 	}
+}
+
+// refDefaults records how s uses its defaults section: HAProxy warns (with
+// an alert that does not refuse start-up) when one section is used both by
+// name (`from`) and as the last defaults section, since a later edit could
+// then change which proxies it reaches.
+func (b *builder) refDefaults(s *config.Section, tmpl *Proxy) {
+	if b.defRefs == nil {
+		b.defRefs = map[*Proxy]uint8{}
+	}
+	const explicit, implicit = 1, 2
+	use := uint8(implicit)
+	if s.From != "" {
+		use = explicit
+	}
+	if seen := b.defRefs[tmpl]; seen != 0 && seen&use == 0 && tmpl.Name != "" {
+		b.d.Add(diag.Diag{Sev: diag.Alert, Pos: s.Pos, Parsing: true, Continue: true,
+			Msg: fmt.Sprintf("defaults section '%s' (declared at %s) is explicitly referenced by another proxy and implicitly used here. "+
+				"To avoid any ambiguity don't mix both usage. Add a last defaults section not explicitly used or always use explicit references.", tmpl.Name, tmpl.Pos)})
+	}
+	b.defRefs[tmpl] |= use
 }

@@ -12,8 +12,8 @@ import (
 // TCP and HTTP rules in a defaults section, as HAProxy 2.6 restricts them:
 // an anonymous defaults section may not declare any, and a named one that
 // does may be inherited by frontends or by backends but not by both, nor by
-// listens or other defaults. goha does not run rules from defaults
-// sections yet (the lines warn); it refuses what HAProxy refuses.
+// listens or other defaults. The proxies inheriting from it run its
+// http-request and http-response rules before their own.
 
 // defRules is what a named defaults section's rules demand of the proxies
 // inheriting from it.

@@ -106,7 +106,7 @@ var proxyKeywords = []Keyword{
 		c.p.ID, c.p.ForcedID = v, true
 		for _, o := range c.b.cfg.Proxies {
 			if o != c.p && o.ForcedID && o.ID == v {
-				return errf("'id' : custom id %d already used at %s ('%s %s')", v, o.Pos, capName(o.Cap), o.Name)
+				return tightf("%s %s reuses same custom id as %s %s (declared at %s).", capName(c.p.Cap), c.p.Name, capName(o.Cap), o.Name, o.Pos)
 			}
 		}
 		return nil
@@ -161,20 +161,20 @@ var proxyKeywords = []Keyword{
 		c.p.ACLs = append(c.p.ACLs, &ACLDef{Pos: c.pos, Name: args[0], Words: args[1:]})
 		return nil
 	}},
-	{Name: "http-request", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
+	{Name: "http-request", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'http-request' expects an action.")
 		}
 		return addRule(c, &c.p.HTTPReqRules, args)
 	}},
-	{Name: "http-response", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
+	{Name: "http-response", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) < 1 {
 			return errf("'http-response' expects an action.")
 		}
 		return addRule(c, &c.p.HTTPRespRules, args)
 	}},
-	{Name: "tcp-request", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "tcp-response", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "tcp-request", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "tcp-response", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "server", Scope: scopeBE, Args: ArgsAny, Parse: parseServerLine},
 	{Name: "default-server", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: parseDefaultServer},
 	{Name: "balance", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {

@@ -143,7 +143,6 @@ type Proxy struct {
 	aclsSoFar map[string][]*sample.Term
 
 	Servers   []*Server
-	srvByName map[string]*Server
 
 	// Run-time state.
 	FE, BE  Counters

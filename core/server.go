@@ -313,9 +313,6 @@ func parseServerLine(c *kwCtx, args []string) error {
 		c.b.d.Add(diag.Diag{Sev: diag.Alert, Pos: c.pos, Msg: fmt.Sprintf("character '%s' is not permitted in server name '%s'.", ch, args[0])})
 		return nil
 	}
-	if o := p.FindServer(args[0]); o != nil {
-		return errf("%s '%s', another server named '%s' was already defined at line %d, please use distinct names.", capName(p.Cap), p.Name, args[0], o.Pos.Line)
-	}
 	// Addresses expand environment variables even unquoted, as HAProxy's
 	// address parser does.
 	addr := config.ExpandEnv(args[1], c.env)
