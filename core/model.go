@@ -142,7 +142,7 @@ type Proxy struct {
 	// condition may only name the ACLs declared before it, as in HAProxy.
 	aclsSoFar map[string][]*sample.Term
 
-	Servers   []*Server
+	Servers []*Server
 
 	// Run-time state.
 	FE, BE  Counters

@@ -1,17 +1,15 @@
 package core
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
+	"goha/core/tlsconf"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 )
 
 // TLS towards servers (`ssl` on server lines) and on binds (`bind ... ssl
@@ -20,27 +18,12 @@ import (
 // then global ssl-default-server-options; binds likewise with
 // ssl-default-bind-options.
 
-var tlsVersions = map[string]uint16{
-	"TLSv1.0": tls.VersionTLS10, "TLSv1.1": tls.VersionTLS11,
-	"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13,
-}
-
-func parseTLSVersion(kw, v string) (uint16, error) {
-	if n, ok := tlsVersions[v]; ok {
-		return n, nil
-	}
-	if v == "SSLv3" {
-		return 0, fmt.Errorf("'%s' : SSLv3 is not supported by goha (Go's TLS stack has no SSLv3)", kw)
-	}
-	return 0, fmt.Errorf("'%s' : unknown ssl/tls version string '%s'", kw, v)
-}
-
 func init() {
 	kws := map[string]serverKeyword{}
 	for _, kw := range []string{"ssl-min-ver", "ssl-max-ver"} {
 		k := kw
 		kws[k] = serverKeyword{Args: 1, Parse: func(s *ServerConf, a []string) error {
-			if _, err := parseTLSVersion(k, a[0]); err != nil {
+			if _, err := tlsconf.ParseVersion(k, a[0]); err != nil {
 				return err
 			}
 			setSSLArg(s, k, a[0])
@@ -98,14 +81,14 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 	m := sslSettings(g, s.SSLArgs)
 	c := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
 	if v, ok := m["ssl-min-ver"]; ok {
-		n, err := parseTLSVersion("ssl-min-ver", v)
+		n, err := tlsconf.ParseVersion("ssl-min-ver", v)
 		if err != nil {
 			return nil, err
 		}
 		c.MinVersion = n
 	}
 	if v, ok := m["ssl-max-ver"]; ok {
-		n, err := parseTLSVersion("ssl-max-ver", v)
+		n, err := tlsconf.ParseVersion("ssl-max-ver", v)
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +168,7 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 		c.NextProtos = strings.Split(a, ",")
 	}
 	if ciphers, ok := m["ciphers"]; ok {
-		ids, err := cipherIDs(ciphers)
+		ids, err := tlsconf.CipherIDs(ciphers)
 		if err != nil {
 			return nil, err
 		}
@@ -203,37 +186,6 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 func (s *Server) DynamicSNI() bool {
 	v := s.SSLArgs["sni"]
 	return v != "" && !strings.HasPrefix(v, "str(")
-}
-
-// cipherIDs maps an OpenSSL cipher list (TLS 1.2 and below) to Go's
-// suites. Unknown names are skipped as OpenSSL does; a list with none known
-// is an error.
-func cipherIDs(list string) ([]uint16, error) {
-	byName := map[string]uint16{}
-	for _, cs := range tls.CipherSuites() {
-		byName[opensslName(cs.Name)] = cs.ID
-	}
-	var ids []uint16
-	for _, n := range strings.FieldsFunc(list, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
-		if id, ok := byName[n]; ok {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return nil, fmt.Errorf("unable to set SSL cipher list to '%s'", list)
-	}
-	return ids, nil
-}
-
-// opensslName turns Go's IANA suite name into OpenSSL's spelling, e.g.
-// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 -> ECDHE-RSA-AES128-GCM-SHA256.
-func opensslName(iana string) string {
-	n := strings.TrimPrefix(iana, "TLS_")
-	n = strings.Replace(n, "_WITH_", "_", 1)
-	n = strings.ReplaceAll(n, "AES_128", "AES128")
-	n = strings.ReplaceAll(n, "AES_256", "AES256")
-	n = strings.ReplaceAll(n, "CHACHA20_POLY1305_SHA256", "CHACHA20_POLY1305")
-	return strings.ReplaceAll(n, "_", "-")
 }
 
 func (s *Server) TLSConfig() *tls.Config {
@@ -278,7 +230,7 @@ func checkTLS(b *builder) {
 					b.d.Alertf(bd.Pos, "'bind %s' : %v", bd.Addr, err)
 					continue
 				}
-				if withoutH2(cfg) {
+				if tlsconf.WithoutH2(cfg) {
 					b.d.Warnf(bd.Pos, "'bind %s' : 'alpn' : HTTP/2 is not supported by goha; 'h2' is not offered and clients speak HTTP/1.1.", bd.Addr)
 				}
 				bd.tls = cfg
@@ -294,118 +246,6 @@ func bindHasSSL(b *Bind) bool {
 		}
 	}
 	return false
-}
-
-var bindTLSVersions = map[string]uint16{
-	"tlsv10": tls.VersionTLS10, "tlsv11": tls.VersionTLS11,
-	"tlsv12": tls.VersionTLS12, "tlsv13": tls.VersionTLS13,
-}
-
-// curveIDs reads an OpenSSL curves list ("X25519:P-256") as Go's curves.
-func curveIDs(list string) ([]tls.CurveID, error) {
-	var out []tls.CurveID
-	for _, n := range strings.Split(list, ":") {
-		switch n {
-		case "X25519", "x25519":
-			out = append(out, tls.X25519)
-		case "P-256", "prime256v1", "secp256r1":
-			out = append(out, tls.CurveP256)
-		case "P-384", "secp384r1":
-			out = append(out, tls.CurveP384)
-		case "P-521", "secp521r1":
-			out = append(out, tls.CurveP521)
-		default:
-			return nil, fmt.Errorf("unable to set SSL curves list to '%s'", list)
-		}
-	}
-	return out, nil
-}
-
-// loadCRLs reads the certificate revocation lists of a PEM file.
-func loadCRLs(path string) ([]*x509.RevocationList, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("unable to load CRL file '%s'", path)
-	}
-	var out []*x509.RevocationList
-	for {
-		var blk *pem.Block
-		blk, data = pem.Decode(data)
-		if blk == nil {
-			break
-		}
-		if blk.Type != "X509 CRL" {
-			continue
-		}
-		l, err := x509.ParseRevocationList(blk.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("unable to load CRL file '%s': %v", path, err)
-		}
-		out = append(out, l)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("unable to load CRL file '%s'", path)
-	}
-	return out, nil
-}
-
-// checkCRLs verifies a client's chain against crls as OpenSSL does with
-// every certificate checked (what HAProxy asks of it): each certificate of
-// the chain, the CA's own included, needs a current CRL from its issuer
-// that does not list it.
-func checkCRLs(crls []*x509.RevocationList) func([][]byte, [][]*x509.Certificate) error {
-	return func(_ [][]byte, chains [][]*x509.Certificate) error {
-		var last error
-		for _, chain := range chains {
-			if last = chainRevoked(crls, chain); last == nil {
-				return nil
-			}
-		}
-		return last
-	}
-}
-
-func chainRevoked(crls []*x509.RevocationList, chain []*x509.Certificate) error {
-	now := time.Now()
-	for i, cert := range chain {
-		issuer := chain[min(i+1, len(chain)-1)]
-		var crl *x509.RevocationList
-		for _, l := range crls {
-			if bytes.Equal(l.RawIssuer, cert.RawIssuer) && l.CheckSignatureFrom(issuer) == nil {
-				crl = l
-				break
-			}
-		}
-		if crl == nil {
-			return fmt.Errorf("unable to get certificate CRL for '%s'", cert.Subject)
-		}
-		if !crl.NextUpdate.IsZero() && now.After(crl.NextUpdate) {
-			return fmt.Errorf("CRL has expired for '%s'", cert.Subject)
-		}
-		for _, e := range crl.RevokedCertificateEntries {
-			if e.SerialNumber.Cmp(cert.SerialNumber) == 0 {
-				return fmt.Errorf("certificate revoked: '%s'", cert.Subject)
-			}
-		}
-	}
-	return nil
-}
-
-// withoutH2 takes h2 out of a bind's ALPN protocols and says whether it
-// was there: a client that agreed on h2 would send HTTP/2 frames to an
-// HTTP/1 parser, while without it the client falls back to HTTP/1.1.
-func withoutH2(c *tls.Config) bool {
-	found := false
-	protos := c.NextProtos[:0:0]
-	for _, p := range c.NextProtos {
-		if p == "h2" {
-			found = true
-			continue
-		}
-		protos = append(protos, p)
-	}
-	c.NextProtos = protos
-	return found
 }
 
 // buildBindTLS builds the server-side TLS configuration of a bind line.
@@ -440,7 +280,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 				}
 			}
 		case "ssl-min-ver", "ssl-max-ver":
-			v, err := parseTLSVersion(a, val())
+			v, err := tlsconf.ParseVersion(a, val())
 			if err != nil {
 				return nil, err
 			}
@@ -471,13 +311,13 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 				return nil, fmt.Errorf("verify : unknown verify method, only 'none', 'optional', and 'required' are supported")
 			}
 		case "ciphers":
-			ids, err := cipherIDs(val())
+			ids, err := tlsconf.CipherIDs(val())
 			if err != nil {
 				return nil, err
 			}
 			c.CipherSuites = ids
 		case "curves", "ecdhe":
-			ids, err := curveIDs(val())
+			ids, err := tlsconf.CurveIDs(val())
 			if err != nil {
 				return nil, err
 			}
@@ -488,15 +328,15 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			strictSNI = true
 		case "crl-file":
 			path := val()
-			l, err := loadCRLs(path)
+			l, err := tlsconf.LoadCRLs(path)
 			if err != nil {
 				return nil, err
 			}
 			crls = append(crls, l...)
 		case "no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13":
-			disabled[bindTLSVersions[a[3:]]] = true
+			disabled[tlsconf.BindVersions[a[3:]]] = true
 		case "force-tlsv10", "force-tlsv11", "force-tlsv12", "force-tlsv13":
-			v := bindTLSVersions[a[6:]]
+			v := tlsconf.BindVersions[a[6:]]
 			c.MinVersion, c.MaxVersion = v, v
 		default:
 			if _, ok := bindParamArgs[a]; ok {
@@ -515,7 +355,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 		return nil, fmt.Errorf("all SSL/TLS versions are disabled")
 	}
 	if g.SSLDefaultBindCiphers != "" && c.CipherSuites == nil {
-		if ids, err := cipherIDs(g.SSLDefaultBindCiphers); err == nil {
+		if ids, err := tlsconf.CipherIDs(g.SSLDefaultBindCiphers); err == nil {
 			c.CipherSuites = ids
 		}
 	}
@@ -549,7 +389,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	// The first certificate is the default; Go picks among the others by
 	// the client's SNI against each leaf's names.
 	if crls != nil {
-		c.VerifyPeerCertificate = checkCRLs(crls)
+		c.VerifyPeerCertificate = tlsconf.CheckCRLs(crls)
 	}
 	if strictSNI {
 		// No default: a client must name a host one certificate is for.

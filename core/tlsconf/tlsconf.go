@@ -1,0 +1,177 @@
+// Package tlsconf maps HAProxy's TLS vocabulary (OpenSSL's version, cipher
+// and curve names, CRL files, ALPN lists) onto Go's crypto/tls, for core to
+// build the configurations of binds and servers. It imports only the
+// standard library.
+package tlsconf
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Versions are the TLS versions servers accept, by HAProxy's names.
+var Versions = map[string]uint16{
+	"TLSv1.0": tls.VersionTLS10, "TLSv1.1": tls.VersionTLS11,
+	"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13,
+}
+
+// ParseVersion reads a version name for keyword kw, in HAProxy's words.
+func ParseVersion(kw, v string) (uint16, error) {
+	if n, ok := Versions[v]; ok {
+		return n, nil
+	}
+	if v == "SSLv3" {
+		return 0, fmt.Errorf("'%s' : SSLv3 is not supported by goha (Go's TLS stack has no SSLv3)", kw)
+	}
+	return 0, fmt.Errorf("'%s' : unknown ssl/tls version string '%s'", kw, v)
+}
+
+// CipherIDs maps an OpenSSL cipher list (TLS 1.2 and below) to Go's
+// suites. Unknown names are skipped as OpenSSL does; a list with none known
+// is an error.
+func CipherIDs(list string) ([]uint16, error) {
+	byName := map[string]uint16{}
+	for _, cs := range tls.CipherSuites() {
+		byName[OpenSSLName(cs.Name)] = cs.ID
+	}
+	var ids []uint16
+	for _, n := range strings.FieldsFunc(list, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
+		if id, ok := byName[n]; ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("unable to set SSL cipher list to '%s'", list)
+	}
+	return ids, nil
+}
+
+// OpenSSLName turns Go's IANA suite name into OpenSSL's spelling, e.g.
+// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 -> ECDHE-RSA-AES128-GCM-SHA256.
+func OpenSSLName(iana string) string {
+	n := strings.TrimPrefix(iana, "TLS_")
+	n = strings.Replace(n, "_WITH_", "_", 1)
+	n = strings.ReplaceAll(n, "AES_128", "AES128")
+	n = strings.ReplaceAll(n, "AES_256", "AES256")
+	n = strings.ReplaceAll(n, "CHACHA20_POLY1305_SHA256", "CHACHA20_POLY1305")
+	return strings.ReplaceAll(n, "_", "-")
+}
+
+// BindVersions are the TLS versions binds accept, by HAProxy's names.
+var BindVersions = map[string]uint16{
+	"tlsv10": tls.VersionTLS10, "tlsv11": tls.VersionTLS11,
+	"tlsv12": tls.VersionTLS12, "tlsv13": tls.VersionTLS13,
+}
+
+// CurveIDs reads an OpenSSL curves list ("X25519:P-256") as Go's curves.
+func CurveIDs(list string) ([]tls.CurveID, error) {
+	var out []tls.CurveID
+	for _, n := range strings.Split(list, ":") {
+		switch n {
+		case "X25519", "x25519":
+			out = append(out, tls.X25519)
+		case "P-256", "prime256v1", "secp256r1":
+			out = append(out, tls.CurveP256)
+		case "P-384", "secp384r1":
+			out = append(out, tls.CurveP384)
+		case "P-521", "secp521r1":
+			out = append(out, tls.CurveP521)
+		default:
+			return nil, fmt.Errorf("unable to set SSL curves list to '%s'", list)
+		}
+	}
+	return out, nil
+}
+
+// LoadCRLs reads the certificate revocation lists of a PEM file.
+func LoadCRLs(path string) ([]*x509.RevocationList, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("unable to load CRL file '%s'", path)
+	}
+	var out []*x509.RevocationList
+	for {
+		var blk *pem.Block
+		blk, data = pem.Decode(data)
+		if blk == nil {
+			break
+		}
+		if blk.Type != "X509 CRL" {
+			continue
+		}
+		l, err := x509.ParseRevocationList(blk.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("unable to load CRL file '%s': %v", path, err)
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("unable to load CRL file '%s'", path)
+	}
+	return out, nil
+}
+
+// CheckCRLs verifies a client's chain against crls as OpenSSL does with
+// every certificate checked (what HAProxy asks of it): each certificate of
+// the chain, the CA's own included, needs a current CRL from its issuer
+// that does not list it.
+func CheckCRLs(crls []*x509.RevocationList) func([][]byte, [][]*x509.Certificate) error {
+	return func(_ [][]byte, chains [][]*x509.Certificate) error {
+		var last error
+		for _, chain := range chains {
+			if last = chainRevoked(crls, chain); last == nil {
+				return nil
+			}
+		}
+		return last
+	}
+}
+
+func chainRevoked(crls []*x509.RevocationList, chain []*x509.Certificate) error {
+	now := time.Now()
+	for i, cert := range chain {
+		issuer := chain[min(i+1, len(chain)-1)]
+		var crl *x509.RevocationList
+		for _, l := range crls {
+			if bytes.Equal(l.RawIssuer, cert.RawIssuer) && l.CheckSignatureFrom(issuer) == nil {
+				crl = l
+				break
+			}
+		}
+		if crl == nil {
+			return fmt.Errorf("unable to get certificate CRL for '%s'", cert.Subject)
+		}
+		if !crl.NextUpdate.IsZero() && now.After(crl.NextUpdate) {
+			return fmt.Errorf("CRL has expired for '%s'", cert.Subject)
+		}
+		for _, e := range crl.RevokedCertificateEntries {
+			if e.SerialNumber.Cmp(cert.SerialNumber) == 0 {
+				return fmt.Errorf("certificate revoked: '%s'", cert.Subject)
+			}
+		}
+	}
+	return nil
+}
+
+// WithoutH2 takes h2 out of a bind's ALPN protocols and says whether it
+// was there: a client that agreed on h2 would send HTTP/2 frames to an
+// HTTP/1 parser, while without it the client falls back to HTTP/1.1.
+func WithoutH2(c *tls.Config) bool {
+	found := false
+	protos := c.NextProtos[:0:0]
+	for _, p := range c.NextProtos {
+		if p == "h2" {
+			found = true
+			continue
+		}
+		protos = append(protos, p)
+	}
+	c.NextProtos = protos
+	return found
+}
