@@ -162,15 +162,9 @@ var proxyKeywords = []Keyword{
 		return nil
 	}},
 	{Name: "http-request", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
-		if len(args) < 1 {
-			return errf("'http-request' expects an action.")
-		}
 		return addRule(c, &c.p.HTTPReqRules, args)
 	}},
 	{Name: "http-response", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
-		if len(args) < 1 {
-			return errf("'http-response' expects an action.")
-		}
 		return addRule(c, &c.p.HTTPRespRules, args)
 	}},
 	{Name: "tcp-request", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},

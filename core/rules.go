@@ -3,6 +3,9 @@ package core
 import (
 	"fmt"
 	"goha/core/sample"
+	"maps"
+	"slices"
+	"strings"
 )
 
 // ruleActions says, for each action goha runs, how many of the words
@@ -81,7 +84,19 @@ func finalRule(words []string) bool {
 // reported here, with the other problems of the section, rather than
 // after them.
 func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
+	if len(args) == 0 {
+		return tightf("'%s' expects %s, but got '' (missing argument).", c.kw, quotedActions())
+	}
 	if _, ok := RuleArity(args); !ok {
+		if !haproxyAction(c.kw, args[0]) {
+			// A word HAProxy does not know either: its message, with the
+			// actions goha has, and the nearest of them.
+			msg := fmt.Sprintf("'%s' expects %s, but got '%s'.", c.kw, quotedActions(), args[0])
+			if best := SuggestFunc(args[0], slices.Sorted(maps.Keys(ruleActions))); best != "" {
+				msg += fmt.Sprintf(" Did you mean '%s' maybe ?", best)
+			}
+			return tightf("%s", msg)
+		}
 		return errf("'%s %s' : %v", c.kw, args[0], UnknownAction(args[0]))
 	}
 	if err := checkRuleCond(c.kw, args); err != nil {
@@ -110,4 +125,48 @@ func RuleArity(words []string) (int, bool) {
 		return 0, false
 	}
 	return min(1+f(words[1:]), len(words)), true
+}
+
+// quotedActions lists the actions goha runs as HAProxy lists its own.
+func quotedActions() string {
+	var b strings.Builder
+	for i, a := range slices.Sorted(maps.Keys(ruleActions)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("'" + a + "'")
+	}
+	return b.String()
+}
+
+// HAProxy 2.6's http-request and http-response actions; a name ending in
+// '(' takes its argument in parentheses (sc-inc-gpc(0), set-var(txn.x)).
+var (
+	haproxyReqActions = strings.Fields(`wait-for-handshake ot-group set-log-level set-nice use-service
+		sc-inc-gpc( sc-inc-gpc0( sc-inc-gpc1( sc-set-gpt( sc-set-gpt0( send-spoe-group do-resolve(
+		cache-use add-acl( add-header allow auth capture del-acl( del-header del-map( deny
+		disable-l7-retry early-hint normalize-uri redirect reject replace-header replace-path
+		replace-pathq replace-uri replace-value return set-header set-map( set-method set-path
+		set-pathq set-query set-uri strict-mode tarpit track-sc set-timeout wait-for-body
+		set-var-fmt( set-var( unset-var( set-dst set-dst-port set-mark set-src set-src-port set-tos
+		silent-drop set-priority-class set-priority-offset`)
+	haproxyRespActions = strings.Fields(`ot-group set-log-level set-nice sc-inc-gpc( sc-inc-gpc0(
+		sc-inc-gpc1( sc-set-gpt( sc-set-gpt0( send-spoe-group cache-store add-acl( add-header allow
+		capture del-acl( del-header del-map( deny redirect replace-header replace-value return
+		set-header set-map( set-status strict-mode track-sc wait-for-body set-var-fmt( set-var(
+		unset-var( set-mark set-tos silent-drop`)
+)
+
+// haproxyAction says whether HAProxy 2.6 knows action a of rule keyword kw.
+func haproxyAction(kw, a string) bool {
+	list := haproxyReqActions
+	if kw == "http-response" {
+		list = haproxyRespActions
+	}
+	for _, x := range list {
+		if x == a || strings.HasSuffix(x, "(") && strings.HasPrefix(a, x) || x == "track-sc" && strings.HasPrefix(a, x) {
+			return true
+		}
+	}
+	return false
 }

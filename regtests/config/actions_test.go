@@ -1,0 +1,58 @@
+//go:build regtest
+
+package config
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"goha/regtests/internal/bin"
+)
+
+// TestRuleActionTypos: a misspelt http-request or http-response action is
+// refused at its line in HAProxy 2.6's shape, with the nearest action as a
+// suggestion. goha lists only the actions it runs, so the lists are masked
+// before comparing.
+func TestRuleActionTypos(t *testing.T) {
+	haproxy, err := exec.LookPath("haproxy")
+	if err != nil {
+		t.Skip("haproxy not installed")
+	}
+	goha := bin.Path(t, "goha")
+	list := regexp.MustCompile(`expects ('[^']*', )+but got`)
+	for _, c := range []struct{ name, line string }{
+		{"request", "http-request dney if TRUE"},
+		{"response", "http-response set-hdr X-A b"},
+		{"missing", "http-request"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := "defaults\n    mode http\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\n" +
+				"frontend f\n    bind 127.0.0.1:80\n    " + c.line + "\n    default_backend b\nbackend b\n    server s 127.0.0.1:1\n"
+			path := filepath.Join(dir, "t.cfg")
+			if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			alert := func(prog string) string {
+				cmd := exec.Command(prog, "-c", "-f", "t.cfg")
+				cmd.Dir = dir
+				out, _ := cmd.CombinedOutput()
+				for _, l := range strings.Split(string(out), "\n") {
+					if strings.Contains(l, "parsing [t.cfg:8]") {
+						_, msg, _ := strings.Cut(l, " : config : ")
+						return list.ReplaceAllString(msg, "expects <actions>, but got")
+					}
+				}
+				t.Fatalf("%s printed no alert at line 8:\n%s", prog, out)
+				return ""
+			}
+			if g, h := alert(goha), alert(haproxy); g != h {
+				t.Errorf("goha:    %s\nhaproxy: %s", g, h)
+			}
+		})
+	}
+}
