@@ -223,6 +223,13 @@ var globalKeywords = []Keyword{
 	// environment after that.
 	{Name: "setenv", Scope: scopeGlobal, Args: ArgsAny, Parse: envKeyword},
 	{Name: "presetenv", Scope: scopeGlobal, Args: ArgsAny, Parse: envKeyword},
+	{Name: "unsetenv", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
+		if len(args) == 0 {
+			return tightf("'%s' expects at least one variable name.", c.kw)
+		}
+		return nil
+	}},
+	{Name: "resetenv", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error { return nil }},
 	{Name: "nbproc", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		return errf("nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used on multi-processor machines if available.")
 	}},
