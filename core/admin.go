@@ -519,31 +519,30 @@ func (s *Server) SetHealth(h int) error {
 	if s.Track != "" {
 		return ErrTrackingServer
 	}
-	before := s.OpState()
+	var ev check.StateEvent
+	var op uint32
 	switch h {
 	case HealthUp:
 		s.Health.Store(int32(s.Rise + s.Fall - 1))
-		s.SetOperational(OpRunning)
+		ev, op = check.EventUp, OpRunning
 	case HealthStopping:
 		// HAProxy counts a server forced to stopping as fully checked.
 		s.Health.Store(int32(s.Rise + s.Fall - 1))
-		s.SetOperational(OpStopping)
+		ev, op = check.EventStopping, OpStopping
 	case HealthDown:
 		s.Health.Store(0)
-		s.SetOperational(OpStopped)
+		ev, op = check.EventDown, OpStopped
+	default:
+		return nil
 	}
-	if after := s.OpState(); after != before && s.Proxy != nil {
-		ev := check.EventUp
-		switch after {
-		case OpStopped:
-			ev = check.EventDown
-		case OpStopping:
-			ev = check.EventStopping
-		}
-		p := s.Proxy
-		act, bck := p.UsableCounts()
-		p.LogEvent(check.StateChangeText(ev, s.Backup, p.Name, s.Name, check.Reason{Text: "changed from CLI"},
-			check.Counts{Active: act, Backup: bck, Sessions: int(s.Counters.Scur.Load()), Queue: int(p.BE.Qcur.Load())}), stateChangeLevel(s, ev, before))
+	switch {
+	case s.OpState() == op:
+		// Nothing to tell, but the trackers follow as before.
+		s.SetOperational(op)
+	case s.Proxy == nil:
+		s.SetOperational(op)
+	default:
+		s.changeOperational(ev, op, check.Reason{Text: "changed from CLI"}, nil)
 	}
 	s.touch()
 	return nil

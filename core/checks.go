@@ -125,18 +125,28 @@ func (s *Server) ApplyCheck(rep check.Report, chk *check.Server) {
 	if s.OpState() == op {
 		return
 	}
-	// The state reaches the server, then each tracker depth first, and
-	// HAProxy logs each change ("Server be2/t1 is DOWN via be/s1.") as it
-	// is made, so that every line counts the servers left at that moment.
-	trk := TrackerOps(s, nil)
-	was, usable := s.OpState(), s.LBUsable()
-	s.setOperationalSelf(op)
-	if chk != nil {
-		chk.SetOpState(check.OpState(op))
-	}
 	why := check.Reason{Check: &rep.Outcome}
 	if p.LogHealthChecks {
 		why = check.Reason{}
+	}
+	s.changeOperational(ev, op, why, func() {
+		if chk != nil {
+			chk.SetOpState(check.OpState(op))
+		}
+	})
+}
+
+// changeOperational moves s and the servers tracking it to op. The state
+// reaches the server, then each tracker depth first, and HAProxy logs each
+// change ("Server be2/t1 is DOWN via be/s1.") as it is made, so that every
+// line counts the servers left at that moment. then runs once s has
+// changed, before it is logged.
+func (s *Server) changeOperational(ev check.StateEvent, op uint32, why check.Reason, then func()) {
+	trk := TrackerOps(s, nil)
+	was, usable := s.OpState(), s.LBUsable()
+	s.setOperationalSelf(op)
+	if then != nil {
+		then()
 	}
 	LogStateChange(s, ev, was, usable, why)
 	for _, t := range trk {
