@@ -2,7 +2,9 @@ package http1
 
 import (
 	"io"
+	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Buffer is a connection's read buffer: bytes are read into its free space
@@ -92,26 +94,51 @@ func (b *Buffer) Fill(r io.Reader) (int, error) {
 
 // BufferPool recycles Buffers of one size between connections, so that an
 // idle connection need not hold its buffer.
+//
+// It counts its buffers for the runtime API's show pools: one atomic add
+// per Get and per Put, no lock, since every request takes and returns one.
+// A buffer the pool made counts as allocated until the garbage collector
+// frees it (sync.Pool drops idle buffers at collections without telling).
 type BufferPool struct {
-	size int
-	p    sync.Pool
+	size  int
+	p     sync.Pool
+	alloc atomic.Int64 // made and not yet freed
+	used  atomic.Int64 // taken and not yet returned
 }
 
 // NewBufferPool returns a pool of buffers of size bytes.
 func NewBufferPool(size int) *BufferPool {
 	bp := &BufferPool{size: size}
-	bp.p.New = func() any { return NewBuffer(size) }
+	bp.p.New = func() any {
+		b := NewBuffer(size)
+		bp.alloc.Add(1)
+		runtime.AddCleanup(b, func(bp *BufferPool) { bp.alloc.Add(-1) }, bp)
+		return b
+	}
 	return bp
 }
 
 // Get returns an empty buffer.
-func (bp *BufferPool) Get() *Buffer { return bp.p.Get().(*Buffer) }
+func (bp *BufferPool) Get() *Buffer {
+	bp.used.Add(1)
+	return bp.p.Get().(*Buffer)
+}
 
 // Put returns b to the pool; the caller must not use it afterwards.
 func (bp *BufferPool) Put(b *Buffer) {
 	if len(b.b) != bp.size {
 		return
 	}
+	bp.used.Add(-1)
 	b.Reset()
 	bp.p.Put(b)
+}
+
+// Size is the size of the pool's buffers.
+func (bp *BufferPool) Size() int { return bp.size }
+
+// Counts reports the buffers the pool made that are still alive
+// (allocated) and those taken and not yet returned (used).
+func (bp *BufferPool) Counts() (allocated, used int64) {
+	return bp.alloc.Load(), bp.used.Load()
 }
