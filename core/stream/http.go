@@ -8,10 +8,10 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"goha/core/check"
 	"goha/core/http1"
@@ -56,6 +56,9 @@ type hconn struct {
 	cliIO, srvIO activeConn
 
 	proc *Process // for the soft stop, which closes after the response
+	// ent is the connection's place in show sess, which each exchange
+	// keeps up to date.
+	ent *streamEntry
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -85,7 +88,7 @@ func (hc *hconn) keepServerConn() bool {
 	return hc.srvc.Swap(nil) != nil
 }
 
-var hconnPool = sync.Pool{New: func() any { return &hconn{} }}
+var hconnPool = newCountedPool("hconn", int(unsafe.Sizeof(hconn{})), func() *hconn { return &hconn{} })
 
 // srvConn is a connection to a server with its read buffer.
 type srvConn struct {
@@ -126,7 +129,7 @@ type errStatus struct {
 // false when it must be closed.
 func (proc *Process) serveHTTP(cs *connState) bool {
 	fe, c := cs.l.fe, cs.c
-	hc := hconnPool.Get().(*hconn)
+	hc := hconnPool.Get()
 	defer hconnPool.Put(hc)
 	// A TLS connection too goes through hc.raw (plain reads and
 	// writes), which counts the bytes.
@@ -134,7 +137,13 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	hc.proc = proc
 	hc.raw.io.initRaw(c)
 	c = &hc.raw
+	hc.ent = &cs.ent
+	cs.ent.setHTTP(hc)
 	defer func() {
+		// Off the registry before hc goes back to its pool: a kill
+		// must not reach the connection hc serves next.
+		cs.ent.setHTTP(nil)
+		hc.ent = nil
 		hc.raw.takeBytes(&fe.FE)
 		hc.raw.Conn, hc.raw.io.rc = nil, nil
 		hc.cliIO, hc.srvIO = activeConn{}, activeConn{}
@@ -168,6 +177,7 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 			}
 			cs.notFirst = true
 			accepted = time.Now()
+			cs.ent.setPhase(PhaseRequest, accepted)
 		}
 	})
 }
@@ -288,6 +298,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		return false, park
 	}
 	req := &hc.req
+	hc.ent.calls.Add(1)
 	// HAProxy counts a request as it enters, before any rule.
 	si.bytesIn = int64(req.HTXSize())
 	now := time.Now()
@@ -315,6 +326,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		return proc.errorReply(fe, c, cbuf, hc, si, 503, hlen, req.Body == http1.BodyNone), false
 	}
 	si.be = be
+	hc.ent.be.Store(be)
+	hc.ent.setPhase(PhaseConnect, now)
 	// The stream belongs to the backend from here, its rules included.
 	be.BE.SessionStart(now)
 	defer be.BE.SessionEnd()
@@ -381,6 +394,12 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				return proc.errorReply(fe, c, cbuf, hc, si, es.status, total, complete), false
 			}
 			hc.srvc.Store(e.Conn)
+			if hc.ent.killed.Load() {
+				// shutdown session came while the connection was being
+				// opened: it found none to cut.
+				hc.Close()
+			}
+			hc.ent.srv.Store(s)
 			if srv == nil {
 				s.Counters.SessionStart(time.Now())
 				s.trackSession(shard, &hc.sess, hc)
@@ -407,6 +426,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		// Tr counts from here, as HAProxy's counts from the server
 		// connection's establishment: an upload's time is in it.
 		tSent = time.Now()
+		hc.ent.setPhase(PhaseResponse, tSent)
 		_, werr := hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
 		if !complete {
 			if werr == nil && req.Flags&http1.FlagExpect100 == 0 {
@@ -819,10 +839,12 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	}
 	sbuf.Discard(total)
 	if upgrade {
+		hc.ent.setPhase(PhaseTunnel, time.Now())
 		proc.tunnel(fe, be, c, cbuf, sc, si)
 		return resp.Status, false, nil
 	}
 	if !complete {
+		hc.ent.setPhase(PhaseBody, si.accept.Add(si.tr))
 		defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
 		hc.cliIO = activeConn{c: c, dl: &hc.dl.write, to: fe.Timeouts.Client, kind: armWrite}
 		hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: be.Timeouts.Server, kind: armBoth}

@@ -74,6 +74,7 @@ func (proc *Process) Run() error {
 	proc.Conf.SetObserver(proc)
 	proc.OnStop(func() { proc.Conf.SetObserver(nil) })
 	proc.globalMax.Store(int64(proc.Conf.Global.MaxConn))
+	proc.newStreamRegistry()
 	// The parker exists before the first accept: streams read proc.idle
 	// without a lock.
 	if pk, err := newParker(); err == nil {
@@ -107,6 +108,7 @@ type listener struct {
 	bind  *core.Bind
 	shard int // -1: connections are spread over the shards
 	unix  string
+	reg   *streamRegistry // the process's, for the connections accepted here
 }
 
 func reusePortControl(network, address string, c syscall.RawConn) error {
@@ -276,6 +278,7 @@ func setBacklog(ln net.Listener, n int) error {
 }
 
 func (proc *Process) addListener(l *listener) {
+	l.reg = proc.registry()
 	proc.lmu.Lock()
 	proc.listeners = append(proc.listeners, l)
 	proc.lmu.Unlock()
@@ -380,6 +383,7 @@ type connState struct {
 	// http keeps the parsed-request limits and the first-request flag
 	// across parking.
 	notFirst bool
+	ent      streamEntry // the stream's place in show sess
 }
 
 func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
@@ -393,6 +397,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
+	sock := c
 	if core.BindFlag(l.bind, "accept-proxy") {
 		// The header comes before anything else, TLS included, and must
 		// arrive within the client timeout.
@@ -411,11 +416,21 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
 		c = tls.Server(c, l.bind.TLS())
 	}
 	cs := &connState{l: l, c: c, shard: shard, start: now}
+	// Listed once any PROXY header is read, as HAProxy's stream begins
+	// after it; an HTTP connection first waits for a request, a tcp
+	// stream goes to its server at once.
+	phase := PhaseConnect
+	if fe.Mode == core.ModeHTTP {
+		phase = PhaseRequest
+	}
+	if l.reg != nil {
+		l.reg.add(&cs.ent, l, sock, c.RemoteAddr(), shard, now, phase)
+	}
 	if fe.Mode == core.ModeHTTP {
 		proc.runHTTP(cs)
 		return
 	}
-	proc.serveTCP(fe, c, shard, now)
+	proc.serveTCP(fe, c, shard, now, &cs.ent)
 	proc.endConn(cs)
 }
 
@@ -429,6 +444,7 @@ func (proc *Process) runHTTP(cs *connState) {
 
 // endConn releases what serveConn counted.
 func (proc *Process) endConn(cs *connState) {
+	cs.ent.remove()
 	cs.c.Close()
 	cs.l.fe.FE.SessionEnd()
 	cs.l.bind.Counters.SessionEnd()

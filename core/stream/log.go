@@ -4,7 +4,6 @@ import (
 	"goha/ring"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -129,7 +128,7 @@ func (proc *Process) logTCP(si *streamInfo) {
 		proc.logCustom(si)
 		return
 	}
-	bp := logBufs.Get().(*[]byte)
+	bp := logBufs.Get()
 	b := (*bp)[:0]
 	b = appendClient(b, si.client)
 	b = append(b, " ["...)
@@ -162,7 +161,7 @@ func (proc *Process) logHTTP(si *streamInfo) {
 		proc.logCustom(si)
 		return
 	}
-	bp := logBufs.Get().(*[]byte)
+	bp := logBufs.Get()
 	b := (*bp)[:0]
 	b = appendClient(b, si.client)
 	b = append(b, " ["...)
@@ -201,7 +200,7 @@ func (proc *Process) logHTTP(si *streamInfo) {
 
 // logCustom emits a line in the frontend's log-format.
 func (proc *Process) logCustom(si *streamInfo) {
-	bp := logBufs.Get().(*[]byte)
+	bp := logBufs.Get()
 	b := si.fe.logFmt.appendLine((*bp)[:0], proc, si)
 	proc.emitLog(si.fe, b)
 	*bp = b
@@ -228,4 +227,6 @@ func (proc *Process) emitLog(fe *proxy, line []byte) {
 	}
 }
 
-var logBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+// logBufs recycles the buffers of log lines; 512 bytes is their size
+// when made, and they grow with the lines.
+var logBufs = newCountedPool("log_buf", 512, func() *[]byte { b := make([]byte, 0, 512); return &b })

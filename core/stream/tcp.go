@@ -14,7 +14,7 @@ import (
 )
 
 // copyBufs recycles the buffers of TCP tunnels.
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 16384); return &b }}
+var copyBufs = newCountedPool("tunnel_buf", 16384, func() *[]byte { b := make([]byte, 16384); return &b })
 
 // streamInfo is what an access log line reports about one stream.
 type streamInfo struct {
@@ -84,6 +84,12 @@ func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, c
 			si.connected = true
 			return c, srv, nil
 		}
+		if ctx.Err() != nil {
+			// Stopped or killed (shutdown session) while connecting:
+			// not the server's failure.
+			srv.releaseSlot()
+			return nil, nil, ctx.Err()
+		}
 		srv.observe(check.EventL4Err)
 		srv.releaseSlot()
 		countFailedAttempt(srv, time.Now())
@@ -136,8 +142,9 @@ func (p *proxy) connectTimeout() time.Duration {
 }
 
 // serveTCP forwards a tcp-mode connection to a server of the default
-// backend, both ways, with half-close.
-func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time) {
+// backend, both ways, with half-close. ent is the stream's place in show
+// sess.
+func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, ent *streamEntry) {
 	defer c.Close()
 	si := &streamInfo{accept: now, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
 	be := fe.defBE
@@ -147,6 +154,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time) {
 		return
 	}
 	si.be = be
+	ent.be.Store(be)
 	be.BE.SessionStart(now)
 	defer func() {
 		if !si.left {
@@ -161,6 +169,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time) {
 	defer cancel()
 	stop := context.AfterFunc(ctxStop(proc), cancel)
 	defer stop()
+	ent.setTCP(cancel, nil)
 	sc, srv, err := proc.connectServer(ctx, be, key, clientPort(c), si)
 	if err != nil {
 		// What the client sent counts as received, as HAProxy's request
@@ -170,12 +179,20 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time) {
 		if err == errQueueTimeout {
 			si.term = [2]byte{'s', 'Q'}
 		}
+		if ent.killed.Load() {
+			si.term = [2]byte{'K', 'C'}
+		}
 		si.tt = time.Since(now)
 		proc.logTCP(si)
 		return
 	}
 	si.srv = srv
-	srv.Counters.SessionStart(time.Now())
+	connected := time.Now()
+	srv.Counters.SessionStart(connected)
+	ent.srv.Store(srv)
+	ent.calls.Add(1)
+	ent.setPhase(PhaseTunnel, connected)
+	ent.setTCP(cancel, sc)
 	var sess sessLink
 	srv.trackSession(shard, &sess, c)
 	// As in HAProxy, a new backend connection raises the server's peak
@@ -225,6 +242,10 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time) {
 		si.term = [2]byte{'c', 'D'}
 	case isTimeout(downErr):
 		si.term = [2]byte{'s', 'D'}
+	}
+	if ent.killed.Load() {
+		// shutdown session: both sides saw an end of file.
+		si.term = [2]byte{'K', 'D'}
 	}
 	si.tt = time.Since(now)
 	leave()
@@ -330,7 +351,7 @@ func finTimeout(src net.Conn, idle *atomic.Int64, fin time.Duration) {
 // inactivity timeout of src's reads; another goroutine may change it
 // (finTimeout). wrote says that the error came from writing to dst.
 func pipe(dst, src net.Conn, idle *atomic.Int64, stop *atomic.Bool) (n int64, err error, wrote bool) {
-	bp := copyBufs.Get().(*[]byte)
+	bp := copyBufs.Get()
 	defer copyBufs.Put(bp)
 	buf := *bp
 	var dl deadline
@@ -378,7 +399,7 @@ func drainPending(c net.Conn) (drained int64) {
 	if err != nil {
 		return 0
 	}
-	bp := copyBufs.Get().(*[]byte)
+	bp := copyBufs.Get()
 	defer copyBufs.Put(bp)
 	rc.Read(func(fd uintptr) bool {
 		// Bounded: a peer that keeps sending gets its reset.
