@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"goha/core/stream"
 	"strconv"
 	"time"
 )
@@ -76,27 +77,38 @@ func cmdShowActivity(c *Ctx) {
 	c.Write(b)
 }
 
-// cmdShowPools prints goha's pools in 2.6's layout. Names are cut to 11
-// characters and the address is the pool's index, since Go pools have no
-// stable address.
+// cmdShowPools prints the data path's pools in 2.6's layout. Names are
+// cut to 11 characters as HAProxy cuts them. Go's pools keep their idle
+// objects in per-P caches only, so what is allocated and not in use is
+// what "by thread caches" counts; needed_avg is the number in use (no
+// average is kept); Go allocations do not fail, so there are no failures;
+// and the address is the pool's rank, since Go pools have no stable one.
 func cmdShowPools(c *Ctx) {
-	var pools []PoolInfo
+	pools := c.Proc.Pools()
 	b := []byte("Dumping pools usage. Use SIGQUIT to flush them.\n")
-	var alloc, used int
+	var alloc, used, cached int64
 	for i, p := range pools {
 		name := p.Name
 		if len(name) > 11 {
 			name = name[:11]
 		}
-		shared := ""
-		if p.Shared {
-			shared = " [SHARED]"
-		}
-		b = fmt.Appendf(b, "  - Pool %s (%d bytes) : %d allocated (%d bytes), %d used (~%d by thread caches), needed_avg %d, %d failures, %d users, @%#x%s\n",
-			name, p.Size, p.Allocated, p.Allocated*p.Size, p.Used, 0, p.NeededAvg, p.Failures, p.Users, i+1, shared)
-		alloc += p.Allocated * p.Size
-		used += p.Used * p.Size
+		idle := max(p.Allocated-p.Used, 0)
+		size := int64(p.Size)
+		b = fmt.Appendf(b, "  - Pool %s (%d bytes) : %d allocated (%d bytes), %d used (~%d by thread caches), needed_avg %d, 0 failures, 1 users, @%#x [SHARED]\n",
+			name, p.Size, p.Allocated, p.Allocated*size, p.Used, idle, p.Used, i+1)
+		alloc += p.Allocated * size
+		used += p.Used * size
+		cached += idle * size
 	}
-	b = fmt.Appendf(b, "Total: %d pools, %d bytes allocated, %d used (~%d by thread caches).\n", len(pools), alloc, used, 0)
+	b = fmt.Appendf(b, "Total: %d pools, %d bytes allocated, %d used (~%d by thread caches).\n", len(pools), alloc, used, cached)
 	c.Write(b)
+}
+
+// poolTotals are the bytes the pools hold and those in use, for show info.
+func poolTotals(p *stream.Process) (alloc, used int64) {
+	for _, pl := range p.Pools() {
+		alloc += pl.Allocated * int64(pl.Size)
+		used += pl.Used * int64(pl.Size)
+	}
+	return alloc, used
 }

@@ -77,7 +77,8 @@ func infoValues(p *stream.Process, float bool) []infoValue {
 	t.Listeners += int64(len(conf.Global.StatsSockets))
 	d, r := conf.LogTotals()
 	t.DroppedLogs, t.CumRecvLogs = int64(d), int64(r)
-	var poolAlloc, poolUsed, poolFail int64
+	poolAlloc, poolUsed := poolTotals(p)
+	var poolFail int64 // Go allocations do not fail
 	var rl syscall.Rlimit
 	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl)
 	node := conf.Global.Node

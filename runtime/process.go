@@ -44,17 +44,8 @@ type ActivityCounter struct {
 	Avg       bool // the total is the rounded mean (avg_loop_us)
 }
 
-// PoolInfo describes one pool.
-type PoolInfo struct {
-	Name                string
-	Size                int // bytes per object
-	Allocated, Used     int
-	NeededAvg, Failures int
-	Users               int
-	Shared              bool
-}
-
-// SessionInfo is one line of show sess.
+// SessionInfo is a CLI session as show sess lists it (the data path's
+// streams are stream.SessionInfo).
 type SessionInfo struct {
 	ID       uint64
 	Proto    string // tcpv4, tcpv6, unix_stream
