@@ -213,8 +213,8 @@ var globalKeywords = []Keyword{
 	{Name: "group", Scope: scopeGlobal, Args: 1, Parse: identity(true, true)},
 	{Name: "gid", Scope: scopeGlobal, Args: 1, Parse: identity(true, false)},
 	{Name: "ulimit-n", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
-	{Name: "ca-base", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
-	{Name: "crt-base", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
+	{Name: "ca-base", Scope: scopeGlobal, Args: 1, Parse: baseDir(func(g *Global) *string { return &g.CABase })},
+	{Name: "crt-base", Scope: scopeGlobal, Args: 1, Parse: baseDir(func(g *Global) *string { return &g.CrtBase })},
 	{Name: "expose-experimental-directives", Scope: scopeGlobal, Args: ArgsAny, Parse: ignoreWithArgs(0)},
 	{Name: "insecure-fork-wanted", Scope: scopeGlobal, Args: 0, Parse: ignoreWithArgs(0)},
 	{Name: "cpu-map", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: Warned},
@@ -462,6 +462,21 @@ func identity(group, byName bool) func(c *kwCtx, args []string) error {
 			// name that is not there.
 			return errf("cannot find %s id for '%s' (0:Success)", map[bool]string{false: "user", true: "group"}[group], v)
 		}
+		return nil
+	}
+}
+
+// baseDir parses crt-base and ca-base: the directory relative certificate
+// and CA paths are read from.
+func baseDir(dst func(g *Global) *string) func(c *kwCtx, args []string) error {
+	return func(c *kwCtx, args []string) error {
+		if len(args) == 0 {
+			return errf("'%s' expects a directory path as an argument.", c.kw)
+		}
+		if d := dst(c.g); *d != "" {
+			return errf("'%s' already specified.", c.kw)
+		}
+		*dst(c.g) = args[0]
 		return nil
 	}
 }

@@ -479,6 +479,7 @@ type Global struct {
 	PidFile                      string
 	Daemon                       bool
 	UID, GID                     int    // identity taken after binding; 0 keeps the current one
+	CrtBase, CABase              string // directories of relative crt and ca-file/crl-file paths
 	Chroot                       string // directory the process roots itself in after binding
 	MasterWorker                 bool
 	StatsSockets                 []StatsSocket

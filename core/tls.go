@@ -40,7 +40,9 @@ func init() {
 	for _, kw := range []string{"ca-file", "crt"} {
 		k := kw
 		kws[k] = serverKeyword{Args: 1, Parse: func(s *ServerConf, a []string) error {
-			if _, err := os.Stat(a[0]); err != nil {
+			// A relative path is read under crt-base or ca-base: the
+			// TLS settings are built (and the file read) after parsing.
+			if _, err := os.Stat(a[0]); err != nil && filepath.IsAbs(a[0]) {
 				return fmt.Errorf("'%s' : unable to load '%s'", k, a[0])
 			}
 			setSSLArg(s, k, a[0])
@@ -123,7 +125,7 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 		if !ok {
 			return nil, fmt.Errorf("verify is enabled by default but no CA file specified. If you're running on a LAN where you're certain to trust the server's certificate, please set an explicit 'verify none' statement on the 'server' line, or use 'ssl-server-verify none' in the global section to disable server-side verifications by default.")
 		}
-		pem, err := os.ReadFile(ca)
+		pem, err := os.ReadFile(g.caPath(ca))
 		if err != nil {
 			return nil, fmt.Errorf("unable to load CA file '%s'", ca)
 		}
@@ -153,7 +155,7 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 		}
 	}
 	if crt, ok := m["crt"]; ok {
-		cert, err := tls.LoadX509KeyPair(crt, crt)
+		cert, err := tls.LoadX509KeyPair(g.crtPath(crt), g.crtPath(crt))
 		if err != nil {
 			return nil, fmt.Errorf("unable to load certificate '%s': %v", crt, err)
 		}
@@ -267,16 +269,16 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 		}
 		switch a {
 		case "crt":
-			crts = append(crts, val())
+			crts = append(crts, g.crtPath(val()))
 		case "crt-list":
 			path := val()
-			data, err := os.ReadFile(path)
+			data, err := os.ReadFile(g.crtPath(path))
 			if err != nil {
 				return nil, fmt.Errorf("unable to load crt-list '%s'", path)
 			}
 			for _, ln := range strings.Split(string(data), "\n") {
 				if f := strings.Fields(ln); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-					crts = append(crts, f[0])
+					crts = append(crts, g.crtPath(f[0]))
 				}
 			}
 		case "ssl-min-ver", "ssl-max-ver":
@@ -293,7 +295,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			c.NextProtos = strings.Split(val(), ",")
 		case "ca-file":
 			path := val()
-			pem, err := os.ReadFile(path)
+			pem, err := os.ReadFile(g.caPath(path))
 			pool := x509.NewCertPool()
 			if err != nil || !pool.AppendCertsFromPEM(pem) {
 				return nil, fmt.Errorf("unable to load CA file '%s'", path)
@@ -328,7 +330,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			strictSNI = true
 		case "crl-file":
 			path := val()
-			l, err := tlsconf.LoadCRLs(path)
+			l, err := tlsconf.LoadCRLs(g.caPath(path))
 			if err != nil {
 				return nil, err
 			}
@@ -407,4 +409,16 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// crtPath and caPath put a relative certificate or CA path under crt-base
+// or ca-base, as HAProxy reads them.
+func (g *Global) crtPath(p string) string { return underBase(g.CrtBase, p) }
+func (g *Global) caPath(p string) string  { return underBase(g.CABase, p) }
+
+func underBase(base, p string) string {
+	if base == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(base, p)
 }
