@@ -64,28 +64,27 @@ func (p *parker) park(c net.Conn, deadline time.Time, resume, expire func()) boo
 		return false
 	}
 	e := &parked{c: c, deadline: deadline, resume: resume, expire: expire}
+	// The entry is complete (its fd set) and listed before the descriptor
+	// is watched, all under mu: an event, a sweep or closeAll that finds
+	// the entry finds it whole, and the watcher, which takes mu for every
+	// event, cannot see an event before the entry is listed.
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.conns == nil {
-		p.mu.Unlock()
 		return false
 	}
 	p.next++
 	id := p.next
-	p.conns[id] = e
-	p.mu.Unlock()
 	var cerr error
 	err = rc.Control(func(fd uintptr) {
 		e.fd = int(fd)
+		p.conns[id] = e
 		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(id)}
-		cerr = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, int(fd), &ev)
+		if cerr = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, int(fd), &ev); cerr != nil {
+			delete(p.conns, id)
+		}
 	})
-	if err != nil || cerr != nil {
-		p.mu.Lock()
-		delete(p.conns, id)
-		p.mu.Unlock()
-		return false
-	}
-	return true
+	return err == nil && cerr == nil
 }
 
 // take removes a parked connection from the watcher, or returns nil when

@@ -186,13 +186,6 @@ func TestShutdownSession(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.phase == PhaseRequest && raceEnabled {
-				// The parker (idle.go) writes a parked entry's
-				// descriptor after listing it, and its watcher reads
-				// it once epoll reports the socket: ordered by the
-				// kernel, which the detector cannot see.
-				t.Skip("parking is not race-detector clean")
-			}
 			c, err := net.Dial("tcp", addrs[tc.fe])
 			if err != nil {
 				t.Fatal(err)
