@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"goha/core"
+	"goha/core/http1"
 	"net"
 	"strconv"
 	"sync"
@@ -336,3 +337,29 @@ func tlsHandshake(nc net.Conn, c *tls.Config, timeout time.Duration, sni string)
 	tc.SetDeadline(time.Time{})
 	return tc, nil
 }
+
+// srvConn is a connection to a server with its read buffer.
+type srvConn struct {
+	rawConn
+	bec    *core.Counters // the backend's, for the bytes moved (takeBytes)
+	buf    *http1.Buffer
+	dl     connDeadlines
+	idleAt time.Time // when it last went back to the pool
+	peek   peeker    // whether bytes came while idle (Quiet)
+}
+
+func (c *srvConn) Close() error {
+	c.takeBytes(c.bec)
+	err := c.Conn.Close()
+	if c.buf != nil {
+		bufPool.Put(c.buf)
+		c.buf = nil
+	}
+	return err
+}
+
+// Quiet implements pool.Quieter: a server connection that received bytes
+// while idle (an unsolicited response, the rest of a response longer
+// than announced) or that its server closed is not handed to another
+// request; its read buffer was emptied when it went idle.
+func (c *srvConn) Quiet() bool { return c.peek.quiet() }

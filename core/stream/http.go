@@ -25,8 +25,6 @@ import (
 // until its response head has arrived, so that a stale pooled server
 // connection can be replaced and the request sent again.
 
-var bufPool = http1.NewBufferPool(16384)
-
 // hconn is a client connection's reusable state.
 type hconn struct {
 	scratch         []byte        // evaluated rule values
@@ -90,16 +88,6 @@ func (hc *hconn) keepServerConn() bool {
 
 var hconnPool = newCountedPool("hconn", int(unsafe.Sizeof(hconn{})), func() *hconn { return &hconn{} })
 
-// srvConn is a connection to a server with its read buffer.
-type srvConn struct {
-	rawConn
-	bec    *core.Counters // the backend's, for the bytes moved (takeBytes)
-	buf    *http1.Buffer
-	dl     connDeadlines
-	idleAt time.Time // when it last went back to the pool
-	peek   peeker    // whether bytes came while idle (Quiet)
-}
-
 // quietIdle is how long a pooled server connection may have been idle and
 // still have its next request sent with deferWrite. A server that closed
 // it meanwhile normally answers the request with a reset, which wakes the
@@ -108,16 +96,6 @@ type srvConn struct {
 // idle longer than servers close after is read first, which finds the
 // close at once.
 const quietIdle = 50 * time.Millisecond
-
-func (c *srvConn) Close() error {
-	c.takeBytes(c.bec)
-	err := c.Conn.Close()
-	if c.buf != nil {
-		bufPool.Put(c.buf)
-		c.buf = nil
-	}
-	return err
-}
 
 type errStatus struct {
 	status int
@@ -402,7 +380,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			hc.ent.srv.Store(s)
 			if srv == nil {
 				s.Counters.SessionStart(time.Now())
-				s.trackSession(shard, &hc.sess, hc)
+				s.sessions.track(shard, &hc.sess, hc)
 				sessSrv = s
 			}
 			entry, srv = e, s

@@ -1106,3 +1106,51 @@ func (proc *Process) compileLogFormats(dc *diag.Collector) {
 		}
 	}
 }
+
+func appendLogDate(b []byte, t time.Time) []byte {
+	// 29/Nov/2026:23:00:00.123
+	y, mo, d := t.Date()
+	h, mi, sec := t.Clock()
+	b = appendPad(b, d, 2)
+	b = append(b, '/')
+	b = append(b, mo.String()[:3]...)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(y), 10)
+	b = append(b, ':')
+	b = appendPad(b, h, 2)
+	b = append(b, ':')
+	b = appendPad(b, mi, 2)
+	b = append(b, ':')
+	b = appendPad(b, sec, 2)
+	b = append(b, '.')
+	b = appendPad(b, t.Nanosecond()/1e6, 3)
+	return b
+}
+
+// appendPad writes v (not negative) in at least width digits; it does
+// not allocate, where strconv.Itoa does for values of 100 and more.
+func appendPad(b []byte, v, width int) []byte {
+	var d [20]byte
+	i := len(d)
+	for v >= 10 || len(d)-i < width-1 {
+		i--
+		d[i] = byte('0' + v%10)
+		v /= 10
+	}
+	i--
+	d[i] = byte('0' + v)
+	return append(b, d[i:]...)
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// tlsFrontend says whether every bind of fe is a TLS one: %ft then ends in
+// '~'. (The stream does not say which bind accepted it.)
+func tlsFrontend(fe *proxy) bool {
+	for _, b := range fe.Binds {
+		if b.TLS() == nil {
+			return false
+		}
+	}
+	return len(fe.Binds) > 0
+}

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"cmp"
+	"goha/core/http1"
 	"runtime"
 	"slices"
 	"sync"
@@ -25,8 +26,14 @@ type countedPool[E any] struct {
 	used  atomic.Int64
 }
 
+// pools lists every pool's figures for Pools; each pool adds itself when
+// its variable is initialised, before main runs, and the list never
+// changes after that.
+var pools []func() PoolStat
+
 func newCountedPool[E any](name string, size int, mk func() *E) *countedPool[E] {
 	cp := &countedPool[E]{name: name, size: size}
+	pools = append(pools, cp.stat)
 	cp.p.New = func() any {
 		o := mk()
 		cp.alloc.Add(1)
@@ -62,11 +69,22 @@ type PoolStat struct {
 // lists them. The pools are the program's, shared by every process it
 // runs.
 func (proc *Process) Pools() []PoolStat {
-	a, u := bufPool.Counts()
-	out := []PoolStat{
-		{Name: "buffer", Size: bufPool.Size(), Allocated: max(a, 0), Used: max(u, 0)},
-		hconnPool.stat(), copyBufs.stat(), logBufs.stat(),
+	out := make([]PoolStat, 0, len(pools))
+	for _, stat := range pools {
+		out = append(out, stat())
 	}
 	slices.SortStableFunc(out, func(a, b PoolStat) int { return cmp.Compare(a.Size, b.Size) })
 	return out
 }
+
+// countedBuffers lists an HTTP/1 buffer pool (it counts its own buffers)
+// among the pools.
+func countedBuffers(name string, p *http1.BufferPool) *http1.BufferPool {
+	pools = append(pools, func() PoolStat {
+		a, u := p.Counts()
+		return PoolStat{Name: name, Size: p.Size(), Allocated: max(a, 0), Used: max(u, 0)}
+	})
+	return p
+}
+
+var bufPool = countedBuffers("buffer", http1.NewBufferPool(16384))

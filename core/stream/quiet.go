@@ -64,9 +64,3 @@ func (p *peeker) quiet() bool {
 	}
 	return p.err == syscall.EAGAIN
 }
-
-// Quiet implements pool.Quieter: a server connection that received bytes
-// while idle (an unsolicited response, the rest of a response longer
-// than announced) or that its server closed is not handed to another
-// request; its read buffer was emptied when it went idle.
-func (c *srvConn) Quiet() bool { return c.peek.quiet() }

@@ -16,52 +16,6 @@ import (
 // copyBufs recycles the buffers of TCP tunnels.
 var copyBufs = newCountedPool("tunnel_buf", 16384, func() *[]byte { b := make([]byte, 16384); return &b })
 
-// streamInfo is what an access log line reports about one stream.
-type streamInfo struct {
-	accept      time.Time
-	client      net.Addr
-	fe, be      *proxy
-	srv         *server
-	tw, tc, tt  time.Duration // queue, connect, total
-	tr, ta, trq time.Duration // response, active, request
-	bytesOut    int64         // bytes sent to the client
-	bytesIn     int64
-	status      int
-	term        [2]byte // termination state: who ended it and in which phase
-	retries     int
-	reqLine     []byte
-	keepClient  bool
-	host        []byte // request Host, valid while the request is in the buffer
-	headless    bool   // answered before a request head was parsed
-	left        bool   // the stream no longer counts in its backend and server
-	gotResp     bool   // a response head came from the server (Tr is set)
-	connected   bool   // a server connection was established (Tc is set)
-}
-
-// beConns is %bc: the backend's streams other than this one, as HAProxy
-// logs once the stream has left its backend.
-func (si *streamInfo) beConns() int64 {
-	if si.be == nil {
-		return 0
-	}
-	return othersThan(si.be.BE.Scur.Load(), si.left)
-}
-
-// srvConns is %sc, counted as beConns is.
-func (si *streamInfo) srvConns() int64 {
-	if si.srv == nil {
-		return 0
-	}
-	return othersThan(si.srv.Counters.Scur.Load(), si.left)
-}
-
-func othersThan(cur int64, left bool) int64 {
-	if !left {
-		cur--
-	}
-	return max(cur, 0)
-}
-
 // connectServer assigns a server and opens a connection to it, with
 // retries and redispatch as the backend's settings say.
 func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, clientPort int, si *streamInfo) (net.Conn, *server, error) {
@@ -194,7 +148,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	ent.setPhase(PhaseTunnel, connected)
 	ent.setTCP(cancel, sc)
 	var sess sessLink
-	srv.trackSession(shard, &sess, c)
+	srv.sessions.track(shard, &sess, c)
 	// As in HAProxy, a new backend connection raises the server's peak
 	// and estimate of connections needed (need_conn_est), then, being
 	// the stream's own, leaves the used count at once, as HAProxy's
