@@ -136,29 +136,6 @@ func (s *Server) ApplyCheck(rep check.Report, chk *check.Server) {
 	})
 }
 
-// changeOperational moves s and the servers tracking it to op. The state
-// reaches the server, then each tracker depth first, and HAProxy logs each
-// change ("Server be2/t1 is DOWN via be/s1.") as it is made, so that every
-// line counts the servers left at that moment. then runs once s has
-// changed, before it is logged.
-func (s *Server) changeOperational(ev check.StateEvent, op uint32, why check.Reason, then func()) {
-	trk := TrackerOps(s, nil)
-	was, usable := s.OpState(), s.LBUsable()
-	s.setOperationalSelf(op)
-	if then != nil {
-		then()
-	}
-	LogStateChange(s, ev, was, usable, why)
-	for _, t := range trk {
-		t.s.setOperationalSelf(op)
-		if t.s.OpState() != op || t.op == op {
-			continue
-		}
-		via := t.s.tracked()
-		LogStateChange(t.s, ev, t.op, t.usable, check.Reason{Via: via.Proxy.Name + "/" + via.Name})
-	}
-}
-
 // ApplyAgent applies what an agent asked for: admin state, weight, maxconn.
 func (s *Server) ApplyAgent(a *check.AgentReply) string {
 	switch a.Admin {
