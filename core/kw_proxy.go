@@ -312,6 +312,34 @@ var proxyKeywords = []Keyword{
 		}
 		return nil
 	}},
+	{Name: "option originalto", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
+		c.p.OriginalTo = !c.neg
+		for i := 0; i < len(args); i++ {
+			switch args[i] {
+			case "except", "header":
+				if i+1 >= len(args) {
+					what := "<header_name>"
+					if args[i] == "except" {
+						what = "<address>[/mask]"
+					}
+					return errf("'option originalto %s' expects %s as argument.", args[i], what)
+				}
+				if args[i] == "except" {
+					pfx, err := sample.ParseNetwork(args[i+1])
+					if err != nil {
+						return errf("'option originalto except' expects <address>[/mask] as argument.")
+					}
+					c.p.OriginalToExcept = pfx
+				} else {
+					c.p.OriginalToHeader = args[i+1]
+				}
+				i++
+			default:
+				return errf("'option originalto' only supports optional values: 'except' and 'header'.")
+			}
+		}
+		return nil
+	}},
 	{Name: "option http-keep-alive", Scope: scopeProxy, Args: 0, Parse: func(c *kwCtx, args []string) error {
 		if !c.neg {
 			c.p.ConnMode = HTTPKeepAlive
@@ -345,7 +373,6 @@ var proxyKeywords = []Keyword{
 	unimplementedOption("clitcpka", Warned),
 	unimplementedOption("srvtcpka", Warned),
 	unimplementedOption("logasap", Warned),
-	unimplementedOption("originalto", Refused),
 	unimplementedOption("accept-invalid-http-request", Refused),
 	unimplementedOption("accept-invalid-http-response", Refused),
 	unimplementedOption("checkcache", Refused),

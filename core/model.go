@@ -84,6 +84,9 @@ type ProxyConf struct {
 	ForwardForExcept netip.Prefix // no header for a client in it
 	ForwardForIfNone bool         // no header when the request has one
 	ForwardForHeader string
+	OriginalTo       bool         // option originalto: the address the client reached
+	OriginalToExcept netip.Prefix // no header for a destination in it
+	OriginalToHeader string
 	ConnMode         HTTPConnMode
 	AllBackups       bool
 	Persist          bool

@@ -332,6 +332,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	if fe.ForwardFor || be.ForwardFor {
 		forwardFor(fe, be, req, &hc.rwReq, clientIP)
 	}
+	if fe.OriginalTo || be.OriginalTo {
+		originalTo(fe, be, &hc.rwReq, c.LocalAddr())
+	}
 
 	key := lb.Key{Shard: shard}
 	if be.rt.bal.NeedsKey() {
@@ -1103,4 +1106,31 @@ func forwardFor(fe, be *proxy, req *http1.Head, rw *http1.Rewriter, client netip
 		return
 	}
 	rw.AddForwardedFor(name, client)
+}
+
+// originalTo adds the address the client connected to (option
+// originalto), unless it is in an except network, under the backend's
+// header name, else the frontend's, else X-Original-To, as HAProxy does.
+// The header is added whatever the request carries.
+func originalTo(fe, be *proxy, rw *http1.Rewriter, dst net.Addr) {
+	ta, ok := dst.(*net.TCPAddr)
+	if !ok {
+		return
+	}
+	ip, ok := netip.AddrFromSlice(ta.IP)
+	if !ok {
+		return
+	}
+	ip = ip.Unmap()
+	if fe.OriginalToExcept.Contains(ip) || be.OriginalToExcept.Contains(ip) {
+		return
+	}
+	name := be.OriginalToHeader
+	if name == "" {
+		name = fe.OriginalToHeader
+	}
+	if name == "" {
+		name = "X-Original-To"
+	}
+	rw.AddForwardedFor(name, ip)
 }
