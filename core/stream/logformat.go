@@ -169,9 +169,6 @@ type logFormat struct {
 	frontOK  atomic.Bool                    // frontIP was looked up
 }
 
-// reqCounter numbers the lines that print %rt.
-var reqCounter atomic.Uint64
-
 var logHostname = func() string {
 	h, _ := os.Hostname()
 	return h
@@ -937,7 +934,7 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 		case lfRequest, lfMethod, lfURI, lfPath, lfPathOnly, lfQuery, lfVersion:
 			b = appendLFHTTP(b, n.kind, si.reqLine, o)
 		case lfCounter:
-			v := reqCounter.Add(1) - 1
+			v := proc.reqSeq.Add(1) - 1
 			if o&lfHex != 0 {
 				b = appendLFHex(b, v, 4)
 			} else {

@@ -61,8 +61,10 @@ type Process struct {
 	ctxOnce      sync.Once
 	ctx          context.Context
 
-	proxies  []*proxy   // cfg.Proxies as served, in the same order
-	capMu    sync.Mutex // guards capSeq and every proxy's errs
+	proxies  []*proxy                       // cfg.Proxies as served, in the same order
+	reg      atomic.Pointer[streamRegistry] // the streams in flight, from Run on
+	reqSeq   atomic.Uint64                  // numbers the log lines that print %rt
+	capMu    sync.Mutex                     // guards capSeq and every proxy's errs
 	capSeq   int
 	prepared bool
 

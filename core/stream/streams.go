@@ -103,26 +103,17 @@ type streamEntry struct {
 	cancel     context.CancelFunc // stops a tcp stream's server pick and connect
 }
 
-// registries maps each running process to its streams. Process has no
-// field for them: the process, not the data path, owns its layout; a
-// listener keeps the pointer, so that a connection never looks it up.
-var registries sync.Map // *Process -> *streamRegistry
-
 // newStreamRegistry makes proc's registry; Run calls it before the first
-// listener opens, and the process forgets it when it stops.
+// listener opens. A listener keeps the pointer, so that a connection never
+// looks it up.
 func (proc *Process) newStreamRegistry() *streamRegistry {
 	reg := &streamRegistry{shards: make([]streamShard, max(proc.Threads, 1))}
-	registries.Store(proc, reg)
-	proc.OnStop(func() { registries.CompareAndDelete(proc, reg) })
+	proc.reg.Store(reg)
 	return reg
 }
 
-func (proc *Process) registry() *streamRegistry {
-	if r, ok := registries.Load(proc); ok {
-		return r.(*streamRegistry)
-	}
-	return nil
-}
+// registry is the process's streams; nil before Run.
+func (proc *Process) registry() *streamRegistry { return proc.reg.Load() }
 
 // add lists e, a stream accepted by l on thread shard, which began at
 // start. sock is the accepted connection, src the client's address.
