@@ -4,6 +4,7 @@ import (
 	"goha/core/config"
 	"goha/core/lb"
 	"goha/core/sample"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -284,61 +285,11 @@ var proxyKeywords = []Keyword{
 	{Name: "option forwardfor", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		c.p.ForwardFor = !c.neg
 		c.p.ForwardForIfNone = false
-		for i := 0; i < len(args); i++ {
-			switch args[i] {
-			case "except", "header":
-				if i+1 >= len(args) {
-					what := "<header_name>"
-					if args[i] == "except" {
-						what = "<address>[/mask]"
-					}
-					return errf("'option forwardfor %s' expects %s as argument.", args[i], what)
-				}
-				if args[i] == "except" {
-					pfx, err := sample.ParseNetwork(args[i+1])
-					if err != nil {
-						return errf("'option forwardfor except' expects <address>[/mask] as argument.")
-					}
-					c.p.ForwardForExcept = pfx
-				} else {
-					c.p.ForwardForHeader = args[i+1]
-				}
-				i++
-			case "if-none":
-				c.p.ForwardForIfNone = true
-			default:
-				return errf("'option forwardfor' only supports optional values: 'except', 'header' and 'if-none'.")
-			}
-		}
-		return nil
+		return addressHeaderArgs(c, "forwardfor", args, &c.p.ForwardForExcept, &c.p.ForwardForHeader, &c.p.ForwardForIfNone)
 	}},
 	{Name: "option originalto", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		c.p.OriginalTo = !c.neg
-		for i := 0; i < len(args); i++ {
-			switch args[i] {
-			case "except", "header":
-				if i+1 >= len(args) {
-					what := "<header_name>"
-					if args[i] == "except" {
-						what = "<address>[/mask]"
-					}
-					return errf("'option originalto %s' expects %s as argument.", args[i], what)
-				}
-				if args[i] == "except" {
-					pfx, err := sample.ParseNetwork(args[i+1])
-					if err != nil {
-						return errf("'option originalto except' expects <address>[/mask] as argument.")
-					}
-					c.p.OriginalToExcept = pfx
-				} else {
-					c.p.OriginalToHeader = args[i+1]
-				}
-				i++
-			default:
-				return errf("'option originalto' only supports optional values: 'except' and 'header'.")
-			}
-		}
-		return nil
+		return addressHeaderArgs(c, "originalto", args, &c.p.OriginalToExcept, &c.p.OriginalToHeader, nil)
 	}},
 	{Name: "option http-keep-alive", Scope: scopeProxy, Args: 0, Parse: func(c *kwCtx, args []string) error {
 		if !c.neg {
@@ -419,4 +370,44 @@ var proxyKeywords = []Keyword{
 func withArgs(k Keyword, n int) Keyword {
 	k.Args = n
 	return k
+}
+
+// addressHeaderArgs reads the words of option forwardfor and originalto:
+// `except <network>`, `header <name>` and, for forwardfor (ifNone not
+// nil), `if-none`, in HAProxy's words.
+func addressHeaderArgs(c *kwCtx, opt string, args []string, except *netip.Prefix, header *string, ifNone *bool) error {
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "except", "header":
+			if i+1 >= len(args) {
+				what := "<header_name>"
+				if args[i] == "except" {
+					what = "<address>[/mask]"
+				}
+				return errf("'option %s %s' expects %s as argument.", opt, args[i], what)
+			}
+			if args[i] == "except" {
+				pfx, err := sample.ParseNetwork(args[i+1])
+				if err != nil {
+					return errf("'option %s except' expects <address>[/mask] as argument.", opt)
+				}
+				*except = pfx
+			} else {
+				*header = args[i+1]
+			}
+			i++
+		case "if-none":
+			if ifNone != nil {
+				*ifNone = true
+				break
+			}
+			fallthrough
+		default:
+			if ifNone == nil {
+				return errf("'option %s' only supports optional values: 'except' and 'header'.", opt)
+			}
+			return errf("'option %s' only supports optional values: 'except', 'header' and 'if-none'.", opt)
+		}
+	}
+	return nil
 }

@@ -30,7 +30,7 @@ func TestForwardForAgainstHAProxy(t *testing.T) {
 		}
 		fmt.Fprint(w, strings.Join(got, ";"))
 	})
-	cases := []struct{ name, fe, be string }{
+	cases := []headerCase{
 		{"plain", "option forwardfor", ""},
 		{"except-client", "option forwardfor except 127.0.0.0/8", ""},
 		{"except-other", "option forwardfor except 10.0.0.0/8", ""},
@@ -44,12 +44,35 @@ func TestForwardForAgainstHAProxy(t *testing.T) {
 		{"both-if-none", "option forwardfor if-none", "option forwardfor if-none"},
 		{"backend-only", "", "option forwardfor"},
 	}
+	want, got := headerCases(t, haproxy, goha, origin.Addr, cases, []headerRequest{
+		{"bare", ""},
+		{"has-xff", "X-Forwarded-For: 192.0.2.1\r\n"},
+		{"has-client", "X-Client: 192.0.2.2\r\n"},
+	})
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: goha forwarded %q, HAProxy %q", k, got[k], w)
+		}
+	}
+}
+
+// headerCase is a frontend and its backend, with the lines each adds.
+type headerCase struct{ name, fe, be string }
+
+// headerRequest is a request variant: a tag and the header lines it adds.
+type headerRequest struct{ tag, extra string }
+
+// headerCases runs every case as one frontend and backend pair on HAProxy,
+// then on goha, sends each request variant through it to origin and
+// returns what the origin answered, by "case/tag".
+func headerCases(t *testing.T, haproxy, goha, origin string, cases []headerCase, reqs []headerRequest) (want, got map[string]string) {
+	t.Helper()
 	var b strings.Builder
 	b.WriteString("defaults\n    mode http\n    timeout connect 2s\n    timeout client 5s\n    timeout server 5s\n")
 	var names []string
 	for _, c := range cases {
 		fmt.Fprintf(&b, "frontend f-%s\n    bind \"fd@${%s}\"\n    %s\n    default_backend b-%s\n", c.name, env(c.name), c.fe, c.name)
-		fmt.Fprintf(&b, "backend b-%s\n    %s\n    server s1 %s\n", c.name, c.be, origin.Addr)
+		fmt.Fprintf(&b, "backend b-%s\n    %s\n    server s1 %s\n", c.name, c.be, origin)
 		names = append(names, env(c.name))
 	}
 	cfg := b.String()
@@ -58,11 +81,7 @@ func TestForwardForAgainstHAProxy(t *testing.T) {
 		out := map[string]string{}
 		for _, c := range cases {
 			harness.WaitListening(t, p.Addrs[env(c.name)], harness.Patience)
-			for _, req := range []struct{ tag, extra string }{
-				{"bare", ""},
-				{"has-xff", "X-Forwarded-For: 192.0.2.1\r\n"},
-				{"has-client", "X-Client: 192.0.2.2\r\n"},
-			} {
+			for _, req := range reqs {
 				resp := harness.RawRequest(t, p.Addrs[env(c.name)],
 					"GET / HTTP/1.1\r\nHost: x\r\n"+req.extra+"Connection: close\r\n\r\n", 5*time.Second)
 				_, body, _ := strings.Cut(resp, "\r\n\r\n")
@@ -71,14 +90,7 @@ func TestForwardForAgainstHAProxy(t *testing.T) {
 		}
 		return out
 	}
-	want := run(haproxy)
-	got := run(goha)
-	for k, w := range want {
-		if got[k] != w {
-			t.Errorf("%s: goha forwarded %q, HAProxy %q", k, got[k], w)
-		}
-	}
+	return run(haproxy), run(goha)
 }
 
-// env turns a case name into an environment variable name HAProxy expands.
 func env(name string) string { return strings.ReplaceAll(name, "-", "_") }
