@@ -101,6 +101,10 @@ func (p *parker) take(id uint32) *parked {
 }
 
 func (p *parker) loop() {
+	// The watcher owns the epoll descriptor: it closes it when it stops,
+	// so that a program running process after process does not keep one
+	// per process.
+	defer unix.Close(p.epfd)
 	events := make([]unix.EpollEvent, 256)
 	lastSweep := time.Now()
 	for {
@@ -145,20 +149,16 @@ func (p *parker) sweep(now time.Time) {
 // closeAll ends every parked connection (soft or hard stop) and stops the
 // watcher.
 func (p *parker) closeAll() {
+	// The parker closes and empties in one step, under mu: a park racing
+	// with it is either taken here or refused, never left behind.
 	p.mu.Lock()
-	ids := make([]uint32, 0, len(p.conns))
-	for id := range p.conns {
-		ids = append(ids, id)
-	}
-	p.mu.Unlock()
-	for _, id := range ids {
-		if e := p.take(id); e != nil {
-			e.expire()
-		}
-	}
-	p.mu.Lock()
+	conns := p.conns
 	p.conns = nil
 	p.mu.Unlock()
+	for _, e := range conns {
+		unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, e.fd, nil)
+		e.expire()
+	}
 	select {
 	case <-p.done:
 	default:

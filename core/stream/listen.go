@@ -109,6 +109,9 @@ type listener struct {
 	shard int // -1: connections are spread over the shards
 	unix  string
 	reg   *streamRegistry // the process's, for the connections accepted here
+	// bindResv counts the accepts waiting on the bind's listeners (one
+	// per listener at most), shared by them: see acquire.
+	bindResv *atomic.Int64
 }
 
 func reusePortControl(network, address string, c syscall.RawConn) error {
@@ -280,6 +283,13 @@ func setBacklog(ln net.Listener, n int) error {
 func (proc *Process) addListener(l *listener) {
 	l.reg = proc.registry()
 	proc.lmu.Lock()
+	if proc.bindResv == nil {
+		proc.bindResv = map[*core.Bind]*atomic.Int64{}
+	}
+	if l.bindResv = proc.bindResv[l.bind]; l.bindResv == nil {
+		l.bindResv = new(atomic.Int64)
+		proc.bindResv[l.bind] = l.bindResv
+	}
 	proc.listeners = append(proc.listeners, l)
 	proc.lmu.Unlock()
 	proc.active.Add(1)
@@ -316,18 +326,28 @@ func (proc *Process) Listeners(fe *core.Proxy) []net.Addr {
 // connSlot counts connections against global, frontend and bind maxconn;
 // accept waits while any is reached, as HAProxy pauses its listeners.
 func (proc *Process) acquire(l *listener) bool {
+	// Each limit counts the connections being served and the accepts
+	// reserved by accept loops waiting in accept(2), this one's included:
+	// several loops (one per thread and bind address) may wait on the same
+	// frontend at once, and each may take a connection. A reservation is
+	// not a session, so the counters the stats show stay exact.
+	within := func(limit int64, cur, resv *atomic.Int64) bool {
+		return limit <= 0 || cur.Load()+resv.Load() <= limit
+	}
 	for {
 		if proc.stoppingNow() {
 			return false
 		}
-		g := proc.globalLimit()
-		f := l.fe.MaxConnLimit()
-		bm := int64(l.bind.MaxConn)
-		okG := g <= 0 || proc.curConns.Load() < g
-		okF := f <= 0 || l.fe.FE.Scur.Load() < f
-		okB := bm <= 0 || l.bind.Counters.Scur.Load() < bm
-		if okG && okF && okB && !l.fe.FrontendStopped() {
-			return true
+		if !l.fe.FrontendStopped() {
+			proc.acceptResv.Add(1)
+			l.fe.acceptResv.Add(1)
+			l.bindResv.Add(1)
+			if within(proc.globalLimit(), &proc.curConns, &proc.acceptResv) &&
+				within(l.fe.MaxConnLimit(), &l.fe.FE.Scur, &l.fe.acceptResv) &&
+				within(int64(l.bind.MaxConn), &l.bind.Counters.Scur, l.bindResv) {
+				return true
+			}
+			proc.unreserve(l)
 		}
 		select {
 		case <-proc.connFreed:
@@ -336,6 +356,40 @@ func (proc *Process) acquire(l *listener) bool {
 			return false
 		}
 	}
+}
+
+// holdWhileDisabled keeps a connection accepted just before `disable
+// frontend` waiting, as the kernel's backlog keeps those of a paused
+// HAProxy listener, until the frontend is enabled again. It returns false
+// when the frontend is shut down or the process stops meanwhile.
+func (proc *Process) holdWhileDisabled(l *listener) bool {
+	for l.fe.FrontendStopped() {
+		if l.fe.FrontendShut() || proc.stoppingNow() {
+			return false
+		}
+		select {
+		case <-proc.connFreed:
+		case <-time.After(100 * time.Millisecond):
+		case <-proc.stopping:
+			return false
+		}
+	}
+	return true
+}
+
+// wakeAcceptLoops lets accept loops waiting for room look again.
+func (proc *Process) wakeAcceptLoops() {
+	select {
+	case proc.connFreed <- struct{}{}:
+	default:
+	}
+}
+
+// unreserve gives back an accept that acquire reserved.
+func (proc *Process) unreserve(l *listener) {
+	proc.acceptResv.Add(-1)
+	l.fe.acceptResv.Add(-1)
+	l.bindResv.Add(-1)
 }
 
 func (proc *Process) release() {
@@ -355,6 +409,8 @@ func (proc *Process) acceptLoop(l *listener) {
 		}
 		c, err := l.ln.Accept()
 		if err != nil {
+			proc.unreserve(l)
+			proc.wakeAcceptLoops()
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -362,14 +418,29 @@ func (proc *Process) acceptLoop(l *listener) {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
+		// The session is counted before the reservation is given back, so
+		// that no other loop sees room in between.
+		now := time.Now()
+		proc.curConns.Add(1)
+		l.fe.FE.SessionStart(now)
+		l.bind.Counters.SessionStart(now)
+		proc.unreserve(l)
+		if !proc.holdWhileDisabled(l) {
+			// shutdown frontend or a stop while the connection waited: it
+			// goes as one still in the backlog would.
+			c.Close()
+			l.fe.FE.SessionEnd()
+			l.bind.Counters.SessionEnd()
+			proc.release()
+			continue
+		}
 		shard := l.shard
 		if shard < 0 {
 			shard = int(rr.Add(1)) % proc.Threads
 		}
 		proc.CountAccepted(shard)
-		proc.curConns.Add(1)
 		proc.streams.Add(1)
-		go proc.serveConn(l, c, shard)
+		go proc.serveConn(l, c, shard, now)
 	}
 }
 
@@ -386,12 +457,9 @@ type connState struct {
 	ent      streamEntry // the stream's place in show sess
 }
 
-func (proc *Process) serveConn(l *listener, c net.Conn, shard int) {
-	now := time.Now()
+func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time) {
 	fe := l.fe
-	fe.FE.SessionStart(now)
 	fe.FE.Conn(now)
-	l.bind.Counters.SessionStart(now)
 	proc.global.Conn(now)
 	proc.global.SessionStart(now)
 	if tc, ok := c.(*net.TCPConn); ok {

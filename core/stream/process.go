@@ -45,7 +45,11 @@ type Process struct {
 	active    sync.WaitGroup // accept loops
 	streams   sync.WaitGroup // client connections being served
 	curConns  atomic.Int64
-	globalMax atomic.Int64
+	// acceptResv counts accepts reserved by accept loops (see acquire);
+	// bindResv is the same per bind, filled as listeners open (under lmu).
+	acceptResv atomic.Int64
+	bindResv   map[*core.Bind]*atomic.Int64
+	globalMax  atomic.Int64
 	// global counts every accepted connection, stats-socket ones
 	// included, for show info's CumConns and rate maxima; its ReqTot
 	// counts the stats-socket streams only (the HTTP requests are the
@@ -209,6 +213,8 @@ type proxy struct {
 	logFmt    *logFormat // nil: the httplog or tcplog fast paths
 
 	errs [2]*ErrorCapture // last request and response errors; Process.capMu guards them
+
+	acceptResv atomic.Int64 // accepts reserved on the frontend's listeners (see acquire)
 
 	rt *backendRT // backend side: nil for a frontend only, or before Run
 }
