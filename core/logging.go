@@ -42,6 +42,11 @@ func parseLogLine(c *kwCtx, args []string) error {
 		}
 		return nil
 	}
+	if len(args) > 0 {
+		// The target is an address: variables expand even unquoted, as
+		// HAProxy's address parser does.
+		args = append([]string{config.ExpandEnv(args[0], c.env)}, args[1:]...)
+	}
 	l, err := ring.ParseLogArgs(args, c.p == nil)
 	if err != nil {
 		return logErr(err)

@@ -497,13 +497,11 @@ func parseServerAddrLiteral(a string) (*ServerAddr, string, error) {
 		sa.IP = ip
 		return sa, "", nil
 	}
-	if host == "" && port != "" {
-		// ":port" is any address, as in HAProxy.
+	if host == "" {
+		// ":port", and ":" alone (what two unset variables leave), are any
+		// address, as in HAProxy.
 		sa.IP = netip.IPv4Unspecified()
 		return sa, "", nil
-	}
-	if host == "" {
-		return nil, "", fmt.Errorf("invalid address: '%s'", a)
 	}
 	return sa, host, nil
 }
