@@ -241,11 +241,9 @@ var globalKeywords = []Keyword{
 	{Name: "tune.ssl.default-dh-param", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
 	{Name: "ssl-server-verify", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		switch first(args) {
-		case "required":
-			// HAProxy's default, and goha's.
+		case "required", "none":
+			c.g.SSLServerVerify = first(args)
 			return nil
-		case "none":
-			return errf("'%s none' is not supported by goha.", c.kw)
 		}
 		return errf("'%s' expects 'none' or 'required' as argument.", c.kw)
 	}},

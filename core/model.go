@@ -483,6 +483,7 @@ type Global struct {
 	Daemon                       bool
 	UID, GID                     int    // identity taken after binding; 0 keeps the current one
 	CrtBase, CABase              string // directories of relative crt and ca-file/crl-file paths
+	SSLServerVerify              string // a server's verify when its line says none: "required" or "none"
 	Chroot                       string // directory the process roots itself in after binding
 	MasterWorker                 bool
 	StatsSockets                 []StatsSocket

@@ -111,10 +111,13 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 	if c.MinVersion > c.MaxVersion {
 		return nil, fmt.Errorf("ssl-min-ver is higher than ssl-max-ver")
 	}
-	// HAProxy verifies server certificates unless told otherwise (the
-	// default of ssl-server-verify is required); a missing ca-file then
+	// HAProxy verifies server certificates unless told otherwise
+	// (ssl-server-verify, required by default); a missing ca-file then
 	// fails at start-up, as it does.
 	verify := m["verify"]
+	if verify == "" {
+		verify = g.SSLServerVerify
+	}
 	if verify == "" {
 		verify = "required"
 	}

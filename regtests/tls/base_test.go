@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"goha/regtests/internal/harness"
 )
@@ -55,6 +56,41 @@ backend be
 		conn.Close()
 		if !strings.HasPrefix(string(b), "HTTP/1.1 200") || !strings.HasSuffix(string(b), "TLS 1.3") {
 			t.Errorf("%s: reply %q", name, b)
+		}
+		h.Stop()
+	}
+}
+
+// TestSSLServerVerifyNone: with ssl-server-verify none, a server line that
+// names no verify and no ca-file connects to an origin whose certificate
+// nothing vouches for, on goha as on HAProxy.
+func TestSSLServerVerifyNone(t *testing.T) {
+	p := newPKI(t)
+	_, originCert := p.issue(t, "127.0.0.1")
+	origin := newTLSOrigin(t, originCert)
+	cfg := fmt.Sprintf(`
+global
+    ssl-server-verify none
+
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+
+frontend fe
+    bind "fd@${fe}"
+    default_backend be
+
+backend be
+    server o %s ssl
+`, origin.addr)
+	for name, prog := range proxies(t) {
+		h := harness.Start(t, prog, cfg, "fe")
+		harness.WaitListening(t, h.Addrs["fe"], harness.Patience)
+		resp := harness.RawRequest(t, h.Addrs["fe"], "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5*time.Second)
+		if !strings.HasPrefix(resp, "HTTP/1.1 200") {
+			t.Errorf("%s: reply %q\n%s", name, resp, h.Output())
 		}
 		h.Stop()
 	}
