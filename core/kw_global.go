@@ -239,6 +239,12 @@ var globalKeywords = []Keyword{
 	// choose, and clients negotiate ECDHE as they would with HAProxy.
 	{Name: "ssl-dh-param-file", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
 	{Name: "tune.ssl.default-dh-param", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
+	// OpenSSL's buffers and caches: crypto/tls sizes its own.
+	{Name: "tune.ssl.capture-buffer-size", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
+	{Name: "tune.ssl.cachesize", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
+	{Name: "tune.ssl.lifetime", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
+	{Name: "tune.ssl.maxrecord", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
+	{Name: "tune.ssl.ssl-ctx-cache-size", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
 	{Name: "ssl-server-verify", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
 		switch first(args) {
 		case "required", "none":
