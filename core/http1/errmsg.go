@@ -151,6 +151,11 @@ func ErrorReply(status int) *Reply { return errorReplys[status] }
 // contents), validating it as HAProxy does. Errors carry HAProxy's text
 // (without the "'<file>': " prefix LoadErrorFile adds).
 func NewReply(raw []byte) (*Reply, error) {
+	if len(raw) == 0 {
+		// An empty errorfile (/dev/null) answers nothing: the connection
+		// is closed, as HAProxy does.
+		return &Reply{ForceClose: true}, nil
+	}
 	var h Head
 	h.MaxSize = len(raw) + 1
 	h.MaxHTX = 1 << 30 // errorfiles are bounded by tune.bufsize alone

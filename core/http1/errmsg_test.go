@@ -114,3 +114,20 @@ func TestLoadErrorFile(t *testing.T) {
 		t.Errorf("truncation: %v %q", err, warn)
 	}
 }
+
+// An empty errorfile (errorfile 408 /dev/null) sends nothing and closes
+// the connection, whatever the connection mode.
+func TestEmptyErrorFile(t *testing.T) {
+	r, err := NewReply(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []ConnValue{ConnNone, ConnKeepAlive, ConnClose} {
+		if b := r.Bytes(c); len(b) != 0 {
+			t.Errorf("mode %d: %q, want nothing", c, b)
+		}
+	}
+	if !r.ForceClose || r.LogSize != 0 {
+		t.Errorf("ForceClose %v LogSize %d, want a close and nothing logged", r.ForceClose, r.LogSize)
+	}
+}
