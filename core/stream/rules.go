@@ -44,6 +44,7 @@ type httpRule struct {
 	ctype string
 	hdrs  []retHeader
 	body  *sample.Expr
+	warn  string // what compiling dropped, for the configuration's warnings
 }
 
 type retHeader struct {
@@ -78,6 +79,9 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			if rule, err := compileRule(r.Words, named, false); err != nil {
 				d.Alertf(r.Pos, "'http-request %s' : %v", firstWord(r.Words), err)
 			} else {
+				if rule.warn != "" {
+					d.Warnf(r.Pos, "%s", rule.warn)
+				}
 				p.reqRules = append(p.reqRules, rule)
 			}
 		}
@@ -85,6 +89,9 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			if rule, err := compileRule(r.Words, named, true); err != nil {
 				d.Alertf(r.Pos, "'http-response %s' : %v", firstWord(r.Words), err)
 			} else {
+				if rule.warn != "" {
+					d.Warnf(r.Pos, "%s", rule.warn)
+				}
 				p.respRules = append(p.respRules, rule)
 			}
 		}
@@ -183,7 +190,7 @@ func compileRule(words []string, named map[string][]*sample.Term, resp bool) (*h
 	case "return":
 		r.act, r.status = actReturn, 200
 		body := ""
-		lf := false
+		lf, payload := false, false
 		for i := 1; i < len(args); i++ {
 			if i+1 >= len(args) {
 				return nil, fmt.Errorf("'%s' expects an argument.", args[i])
@@ -198,9 +205,15 @@ func compileRule(words []string, named map[string][]*sample.Term, resp bool) (*h
 			case "content-type":
 				r.ctype = args[i+1]
 			case "string":
-				body, lf = args[i+1], false
+				body, lf, payload = args[i+1], false, true
 			case "lf-string":
-				body, lf = args[i+1], true
+				body, lf, payload = args[i+1], true, true
+			case "file", "lf-file":
+				raw, err := os.ReadFile(args[i+1])
+				if err != nil {
+					return nil, fmt.Errorf("error opening file '%s'.", args[i+1])
+				}
+				body, lf, payload = string(raw), args[i] == "lf-file", true
 			case "hdr":
 				if i+2 >= len(args) {
 					return nil, fmt.Errorf("'hdr' expects <name> and <fmt> as arguments.")
@@ -218,6 +231,16 @@ func compileRule(words []string, named map[string][]*sample.Term, resp bool) (*h
 		}
 		if body != "" && r.ctype == "" {
 			return nil, fmt.Errorf("a content type must be defined when non-empty payload is configured.")
+		}
+		// A reply without a body has no content type: HAProxy drops it,
+		// with a warning.
+		switch {
+		case r.ctype != "" && !payload:
+			r.warn = fmt.Sprintf("content-type '%s' ignored by the http reply because neither errorfile nor payload defined.", r.ctype)
+			r.ctype = ""
+		case r.ctype != "" && body == "":
+			r.warn = fmt.Sprintf("content-type '%s' ignored by the http reply when used with an empty payload.", r.ctype)
+			r.ctype = ""
 		}
 		if lf {
 			v, err := sample.CompileLF(body)
