@@ -257,7 +257,7 @@ func bindHasSSL(b *Bind) bool {
 func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
 	args := append(append([]string(nil), g.SSLDefaultBindOptions...), b.Args...)
-	var crts []string
+	var crts []crtEntry
 	disabled := map[uint16]bool{}
 	strictSNI := false
 	var crls []*x509.RevocationList
@@ -272,7 +272,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 		}
 		switch a {
 		case "crt":
-			crts = append(crts, g.crtPath(val()))
+			crts = append(crts, crtEntry{path: g.crtPath(val())})
 		case "crt-list":
 			path := val()
 			data, err := os.ReadFile(g.crtPath(path))
@@ -281,7 +281,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			}
 			for _, ln := range strings.Split(string(data), "\n") {
 				if f := strings.Fields(ln); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-					crts = append(crts, g.crtPath(f[0]))
+					crts = append(crts, crtEntry{path: g.crtPath(f[0]), filters: sniFilters(f[1:])})
 				}
 			}
 		case "ssl-min-ver", "ssl-max-ver":
@@ -364,7 +364,9 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			c.CipherSuites = ids
 		}
 	}
-	for _, crt := range crts {
+	var filtered []int // per certificate, its entry in crts
+	for ei, ent := range crts {
+		crt := ent.path
 		files := []string{crt}
 		if fi, err := os.Stat(crt); err == nil && fi.IsDir() {
 			ents, _ := os.ReadDir(crt)
@@ -386,6 +388,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 				return nil, fmt.Errorf("unable to load SSL certificate file '%s' file does not exist.", f)
 			}
 			c.Certificates = append(c.Certificates, cert)
+			filtered = append(filtered, ei)
 		}
 	}
 	if len(c.Certificates) == 0 {
@@ -396,22 +399,72 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	if crls != nil {
 		c.VerifyPeerCertificate = tlsconf.CheckCRLs(crls)
 	}
-	if strictSNI {
-		// No default: a client must name a host one certificate is for.
+	hasFilters := false
+	for _, e := range crts {
+		hasFilters = hasFilters || len(e.filters) > 0
+	}
+	if strictSNI || hasFilters {
 		certs := c.Certificates
+		byName := map[string]*tls.Certificate{}
+		for i, ei := range filtered {
+			for _, n := range crts[ei].filters {
+				if _, ok := byName[n]; !ok {
+					byName[n] = &certs[i]
+				}
+			}
+		}
 		c.Certificates = nil
 		c.GetCertificate = func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
-			if h.ServerName != "" {
+			if name := strings.ToLower(h.ServerName); name != "" {
+				// A crt-list line's filters name the hosts its
+				// certificate serves; the others serve their own names.
+				if cert := byName[name]; cert != nil {
+					return cert, nil
+				}
+				if i := strings.IndexByte(name, '.'); i > 0 {
+					if cert := byName["*"+name[i:]]; cert != nil {
+						return cert, nil
+					}
+				}
 				for i := range certs {
-					if h.SupportsCertificate(&certs[i]) == nil {
+					if len(crts[filtered[i]].filters) == 0 && h.SupportsCertificate(&certs[i]) == nil {
 						return &certs[i], nil
 					}
 				}
 			}
-			return nil, fmt.Errorf("no certificate for server name '%s' (strict-sni)", h.ServerName)
+			if strictSNI {
+				// No default: a client must name a host one certificate is for.
+				return nil, fmt.Errorf("no certificate for server name '%s' (strict-sni)", h.ServerName)
+			}
+			return &certs[0], nil
 		}
 	}
 	return c, nil
+}
+
+// crtEntry is a certificate (file or directory) a bind loads, with the
+// SNI names its crt-list line restricts it to.
+type crtEntry struct {
+	path    string
+	filters []string
+}
+
+// sniFilters reads the words after a crt-list line's file: SSL options in
+// brackets, then the SNI names the certificate serves. A negative filter
+// (!name) only excludes a name a wildcard would take, and is dropped.
+func sniFilters(words []string) []string {
+	var out []string
+	inOpts := false
+	for _, w := range words {
+		switch {
+		case inOpts || strings.HasPrefix(w, "["):
+			inOpts = !strings.HasSuffix(w, "]")
+		case strings.HasPrefix(w, "!"):
+		default:
+			out = append(out, strings.ToLower(w))
+		}
+	}
+	return out
 }
 
 // crtPath and caPath put a relative certificate or CA path under crt-base

@@ -298,24 +298,27 @@ func (s *server) dialServer(ctx context.Context, clientPort int, timeout time.Du
 		gen = s.pool.Gen()
 	}
 	d := net.Dialer{Timeout: timeout}
+	var c net.Conn
+	var err error
 	if a.Unix != "" {
-		c, err := d.DialContext(ctx, "unix", a.Unix)
-		return c, gen, err
+		c, err = d.DialContext(ctx, "unix", a.Unix)
+	} else {
+		if !a.IP.IsValid() || a.IP.IsUnspecified() {
+			return nil, gen, errConnect
+		}
+		port := a.Port
+		if port == 0 {
+			port = clientPort
+		}
+		c, err = d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), strconv.Itoa(port)))
 	}
-	if !a.IP.IsValid() || a.IP.IsUnspecified() {
-		return nil, gen, errConnect
-	}
-	port := a.Port
-	if port == 0 {
-		port = clientPort
-	}
-	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), strconv.Itoa(port)))
 	if err != nil {
 		return nil, gen, err
 	}
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
+	// TLS runs over a UNIX socket as over TCP.
 	if tcfg := s.TLSConfig(); tcfg != nil {
 		c, err = tlsHandshake(c, tcfg, timeout, sni)
 	}
