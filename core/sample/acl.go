@@ -195,6 +195,14 @@ func (t *Term) Eval(v *Request) bool {
 		return true
 	case fetchNever:
 		return false
+	case fetchPath, fetchURL, fetchMethod, fetchHdr:
+		if v.Head == nil {
+			// A tcp stream has no HTTP message: such a criterion never
+			// matches there, as in HAProxy.
+			return false
+		}
+	}
+	switch t.fetch {
 	case fetchPath:
 		s = v.Head.Path()
 	case fetchURL:

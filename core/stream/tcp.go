@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"goha/core/sample"
 	"io"
 	"net"
 	"sync"
@@ -102,6 +103,13 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	defer c.Close()
 	si := &streamInfo{accept: now, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
 	be := fe.defBE
+	view := sample.Request{Client: si.client}
+	for _, r := range fe.useBE {
+		if r.cond.Eval(&view) {
+			be = r.be
+			break
+		}
+	}
 	if be == nil {
 		si.term = [2]byte{'P', 'R'}
 		proc.logTCP(si)
