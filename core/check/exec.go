@@ -50,6 +50,9 @@ type Target struct {
 	// Vars are check variables added to the ruleset's presets
 	// ("check.agent_string" for agent checks).
 	Vars map[string]string
+	// Conclude, when set, receives the outcome before the probe's
+	// connection is closed; Run still returns it.
+	Conclude func(Outcome)
 	// Backend and Server name the checked server for be_name and srv_name
 	// in log-format strings.
 	Backend, Server string
@@ -121,6 +124,9 @@ func Run(ctx context.Context, rules *Rules, t *Target, to Timeouts) Outcome {
 	}
 	p := &probe{rules: rules, target: t, to: to, ctx: ctx, start: time.Now()}
 	p.run()
+	if t.Conclude != nil {
+		t.Conclude(p.out)
+	}
 	if p.conn != nil {
 		p.closeConn()
 	}

@@ -657,13 +657,31 @@ func (c *Check) probeOnce(ctx context.Context) bool {
 	}
 	to := s.timeouts
 	to.Inter = inter
+	// The verdict is applied before the probe's connection closes, as
+	// HAProxy does: a server (or an agent) that sees the close may rely on
+	// the state having changed.
+	concluded := false
+	t.Conclude = func(o Outcome) {
+		concluded = true
+		c.conclude(ctx, o)
+	}
 	o := Run(ctx, rules, &t, to)
+	if !concluded {
+		c.conclude(ctx, o)
+	}
+	return true
+}
+
+// conclude applies a probe's outcome: the agent's reply, then the verdict,
+// which the reporter hears.
+func (c *Check) conclude(ctx context.Context, o Outcome) {
+	s := c.srv
 	if ctx.Err() != nil {
 		// Stopped while probing: the result means nothing.
 		s.mu.Lock()
 		c.state &^= StInProgress
 		s.mu.Unlock()
-		return true
+		return
 	}
 
 	if c.agent && o.Agent != nil {
@@ -675,7 +693,7 @@ func (c *Check) probeOnce(ctx context.Context) bool {
 			s.mu.Lock()
 			c.state &^= StInProgress
 			s.mu.Unlock()
-			return true
+			return
 		}
 		warn := ""
 		if ap, ok := s.reporter.(AgentApplier); ok {
@@ -693,7 +711,6 @@ func (c *Check) probeOnce(ctx context.Context) bool {
 	if s.reporter != nil {
 		s.reporter.CheckResult(rep)
 	}
-	return true
 }
 
 // StatColumns returns the `show stat` columns of a check, empty where

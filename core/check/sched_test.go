@@ -270,3 +270,49 @@ func TestNoLeakBadPeers(t *testing.T) {
 	}
 	settleGoroutines(t, base)
 }
+
+// The agent's reply and the verdict are applied before the probe's
+// connection closes, as in HAProxy: an agent that sees the close can rely
+// on the new state (HAProxy's agent-check reg-test does).
+func TestAgentAppliedBeforeClose(t *testing.T) {
+	closed := make(chan struct{})
+	agent := newResponder(t, func(c net.Conn) {
+		io.WriteString(c, "75%,maint,down\n")
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		io.Copy(io.Discard, c)
+		close(closed)
+	})
+	rec := &closeWatcher{agentRec: agentRec{recorder: recorder{reports: make(chan Report, 100)}, applied: make(chan AgentReply, 100)}, closed: closed}
+	s := NewServer(ServerConfig{Backend: "be", Name: "a1", Addr: "127.0.0.1", Port: 1,
+		Agent: &Settings{Inter: time.Hour, Port: agent.port()}}, rec)
+	sc := NewScheduler(0, 0)
+	sc.Start([]*Server{s})
+	defer sc.Stop()
+	r := waitReport(t, rec.reports, func(r Report) bool { return r.Agent })
+	if rec.sawClose {
+		t.Fatal("the agent saw the connection close before the verdict was reported")
+	}
+	if r.Verdict != VerdictDown {
+		t.Fatalf("%+v", r)
+	}
+	if a := <-rec.applied; a.Weight != "75%" || a.Admin != "maint" {
+		t.Fatalf("%+v", a)
+	}
+}
+
+// closeWatcher is an agent reporter that, when the verdict comes, watches
+// for a while whether the agent has already seen its connection close.
+type closeWatcher struct {
+	agentRec
+	closed   chan struct{}
+	sawClose bool
+}
+
+func (w *closeWatcher) CheckResult(r Report) {
+	select {
+	case <-w.closed:
+		w.sawClose = true
+	case <-time.After(300 * time.Millisecond):
+	}
+	w.agentRec.CheckResult(r)
+}
