@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -18,9 +19,10 @@ type builder struct {
 	postCheck []func(b *builder)
 	// defRules and defTrack are what defaults sections' rules demand
 	// (core/defaults_rules.go).
-	defRules map[*Proxy]*defRules
-	defTrack []string
-	defRefs  map[*Proxy]uint8 // how each defaults section was used: by name (1), as the last one (2)
+	defRules  map[*Proxy]*defRules
+	defTrack  []string
+	defRefs   map[*Proxy]uint8 // how each defaults section was used: by name (1), as the last one (2)
+	localPeer string           // the name this process has in peers sections
 }
 
 // sectionHandlers handle sections other than global and proxies. A handler
@@ -44,7 +46,21 @@ func registerPostCheck(fn func(b *builder)) { postChecks = append(postChecks, fn
 // Build turns parsed sections into a Config, reporting every problem into d
 // in one pass. The caller refuses to start when d has an alert.
 func Build(sections []config.Section, d *diag.Collector) *Config {
-	b := &builder{cfg: &Config{Global: defaultGlobal(), Defaults: map[string]*Proxy{}}, d: d}
+	return BuildWith(sections, d, BuildOptions{})
+}
+
+// BuildOptions are what the command line adds to the files.
+type BuildOptions struct {
+	LocalPeer string // -L: the name of this peer in peers sections; the host name if empty
+	MaxConn   int    // -n: the process maxconn, over the global section's; 0 keeps it
+}
+
+// BuildWith is Build with the command line's options.
+func BuildWith(sections []config.Section, d *diag.Collector, o BuildOptions) *Config {
+	b := &builder{cfg: &Config{Global: defaultGlobal(), Defaults: map[string]*Proxy{}}, d: d, localPeer: o.LocalPeer}
+	if b.localPeer == "" {
+		b.localPeer, _ = os.Hostname()
+	}
 	for i := range sections {
 		s := &sections[i]
 		switch s.Kind {
@@ -62,6 +78,10 @@ func Build(sections []config.Section, d *diag.Collector) *Config {
 			}
 			b.cfg.Sections = append(b.cfg.Sections, s)
 		}
+	}
+	if o.MaxConn > 0 {
+		// -n has priority over the global section's maxconn.
+		b.cfg.Global.MaxConn = o.MaxConn
 	}
 	b.cfg.ParseAlerts = d.FatalAlerts()
 	if b.cfg.ParseAlerts > 0 {

@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"os"
 
 	"goha/core/config"
 	"goha/core/diag"
@@ -14,13 +13,6 @@ import (
 // (it has none), which docs/configuration.md says.
 
 func init() { registerSection("peers", parsePeersSection) }
-
-// LocalPeerName is the name the local peer is looked up by: HAProxy's -L,
-// else the host name.
-var LocalPeerName = func() string {
-	h, _ := os.Hostname()
-	return h
-}()
 
 // HAProxy 2.6 has no "shards" (2.7 brought it): it is an unknown keyword.
 var peersKeywords = []string{"peer", "server", "bind", "default-server", "disabled", "enabled", "table", "log"}
@@ -43,7 +35,7 @@ func parsePeersSection(b *builder, s *config.Section) {
 			if !b.checkPeerParams(ln, w[1], w[3:]) {
 				continue
 			}
-			if w[1] == LocalPeerName {
+			if w[1] == b.localPeer {
 				hasLocal, ps.Local = true, w[2]
 			} else {
 				ps.Peers = append(ps.Peers, w[2])
@@ -59,7 +51,7 @@ func parsePeersSection(b *builder, s *config.Section) {
 				if !b.checkPeerParams(ln, w[1], w[3:]) {
 					continue
 				}
-				if w[1] == LocalPeerName {
+				if w[1] == b.localPeer {
 					hasLocal, ps.Local = true, w[2]
 				} else {
 					ps.Peers = append(ps.Peers, w[2])
@@ -89,7 +81,7 @@ func parsePeersSection(b *builder, s *config.Section) {
 		}
 	}
 	if !hasLocal {
-		b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("Removing incomplete section 'peers %s' (no peer named '%s').", s.Name, LocalPeerName)})
+		b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("Removing incomplete section 'peers %s' (no peer named '%s').", s.Name, b.localPeer)})
 		return
 	}
 	b.cfg.Peers = append(b.cfg.Peers, ps)
@@ -98,7 +90,7 @@ func parsePeersSection(b *builder, s *config.Section) {
 // checkPeerParams refuses the words after a peer's address that are no
 // server keyword, as HAProxy parses them as a server's.
 func (b *builder) checkPeerParams(ln config.Line, name string, params []string) bool {
-	return b.checkServerParams(ln, LocalPeerName, name, params)
+	return b.checkServerParams(ln, b.localPeer, name, params)
 }
 
 // checkPeersTable refuses what a peers section's table line does not know:

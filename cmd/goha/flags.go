@@ -25,6 +25,9 @@ type options struct {
 	version    int  // -v = 1, -vv = 2
 	quiet      bool // -q
 	noFeatures []string
+	localPeer  string // -L
+	chdir      string // -C
+	maxConn    int    // -n, 0 when not given
 }
 
 const usage = `Usage : goha [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ -N <maxpconn> ]
@@ -122,10 +125,34 @@ func parseArgs(args []string) (*options, error) {
 			o.quiet = true
 		case a == "-V":
 			o.quiet = false
-		case a == "-n", a == "-N", a == "-m", a == "-C", a == "-L", a == "-x":
+		case a == "-L", a == "-C":
+			v, err := next()
+			if err != nil {
+				return nil, err
+			}
+			if a == "-L" {
+				o.localPeer = v
+			} else {
+				o.chdir = v
+			}
+		case a == "-n":
+			v, err := next()
+			if err != nil {
+				return nil, err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("option '-n' expects a positive number, got '%s'", v)
+			}
+			o.maxConn = n
+		case a == "-N", a == "-m", a == "-x":
+			// -N (default per-proxy maxconn), -m (a memory cap Go cannot
+			// enforce) and -x (listeners taken from an old process) would
+			// change what goha does: refused rather than ignored.
 			if _, err := next(); err != nil {
 				return nil, err
 			}
+			return nil, fmt.Errorf("option '%s' is not supported by goha", a)
 		default:
 			return nil, fmt.Errorf("unknown option '%s'", a)
 		}

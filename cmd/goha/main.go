@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"goha/core/stream"
 	"io"
@@ -62,6 +63,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	if o.chdir != "" {
+		// -C: the files (and what they name) are read from there.
+		if err := os.Chdir(o.chdir); err != nil {
+			why := err.Error()
+			var errno syscall.Errno
+			if errors.As(err, &errno) {
+				// strerror's words, as HAProxy prints them.
+				why = errno.Error()
+				why = strings.ToUpper(why[:1]) + why[1:]
+			}
+			fmt.Fprintf(stderr, "[ALERT]    (%d) : Could not change to directory %s : %s\n", os.Getpid(), o.chdir, why)
+			return 1
+		}
+	}
 	var demo *demoSetup
 	if len(o.files) == 0 {
 		if o.check {
@@ -77,7 +92,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		o.files = []string{demo.cfgPath}
 		o.foreground = true // access logs go to stdout through the demo's `log stdout`
 	}
-	proc, d := loadConfig(o.files)
+	proc, d := loadConfig(o)
 	pid := os.Getpid()
 	if !o.quiet || d.HasAlert() {
 		min := diag.Notice
@@ -137,7 +152,8 @@ func condOptions() config.Options {
 // loadConfig reads the configuration and prepares the process that will run
 // it (what `-c` checks is what runs): the process is nil when the files
 // could not be read into sections.
-func loadConfig(files []string) (*stream.Process, *diag.Collector) {
+func loadConfig(o *options) (*stream.Process, *diag.Collector) {
+	files := o.files
 	d := &diag.Collector{}
 	sections := config.Load(files, condOptions(), d)
 	if d.HasAlert() {
@@ -148,7 +164,7 @@ func loadConfig(files []string) (*stream.Process, *diag.Collector) {
 		}
 		return nil, d
 	}
-	cfg := core.Build(sections, d)
+	cfg := core.BuildWith(sections, d, core.BuildOptions{LocalPeer: o.localPeer, MaxConn: o.maxConn})
 	if cfg.ParseAlerts > 0 {
 		for _, f := range files {
 			d.Add(diag.Diag{Sev: diag.Alert, Msg: "Error(s) found in configuration file : " + f})
