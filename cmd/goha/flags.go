@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -26,7 +27,8 @@ type options struct {
 	quiet      bool // -q
 	noFeatures []string
 	localPeer  string // -L
-	chdir      string // -C
+	chdir      string // -C, made absolute
+	chdirArg   string // -C as given, for messages
 	maxConn    int    // -n, 0 when not given
 }
 
@@ -133,7 +135,13 @@ func parseArgs(args []string) (*options, error) {
 			if a == "-L" {
 				o.localPeer = v
 			} else {
-				o.chdir = v
+				// Absolute, so that a daemon or worker started again
+				// with the same arguments, from the new directory,
+				// lands in the same place.
+				o.chdir, o.chdirArg = v, v
+				if abs, err := filepath.Abs(v); err == nil {
+					o.chdir = abs
+				}
 			}
 		case a == "-n":
 			v, err := next()

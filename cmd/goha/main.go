@@ -73,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				why = errno.Error()
 				why = strings.ToUpper(why[:1]) + why[1:]
 			}
-			fmt.Fprintf(stderr, "[ALERT]    (%d) : Could not change to directory %s : %s\n", os.Getpid(), o.chdir, why)
+			fmt.Fprintf(stderr, "[ALERT]    (%d) : Could not change to directory %s : %s\n", os.Getpid(), o.chdirArg, why)
 			return 1
 		}
 	}
