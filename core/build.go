@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"goha/core/config"
@@ -341,7 +342,7 @@ func (b *builder) numberServers(p *Proxy) {
 
 func (b *builder) resolveTrack(p *Proxy, s *Server) {
 	beName, srvName := p.Name, s.Track
-	if i := indexByte(s.Track, '/'); i >= 0 {
+	if i := strings.IndexByte(s.Track, '/'); i >= 0 {
 		beName, srvName = s.Track[:i], s.Track[i+1:]
 	}
 	be := b.cfg.FindProxy(beName, CapBE)
@@ -357,15 +358,6 @@ func (b *builder) resolveTrack(p *Proxy, s *Server) {
 	if !t.Check && !t.Agent && t.Track == "" {
 		b.d.Add(diag.Diag{Sev: diag.Alert, Pos: s.Pos, Msg: fmt.Sprintf("'server %s/%s' : unable to use %s/%s for tracking as it does not have any check nor agent enabled.", p.Name, s.Name, beName, srvName)})
 	}
-}
-
-func indexByte(s string, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -19,7 +19,6 @@ const (
 	scopeBE
 
 	scopeProxy = scopeDefaults | scopeFE | scopeBE
-	scopeAllPx = scopeProxy
 )
 
 // Keyword is one configuration keyword of the global or a proxy section.
@@ -313,13 +312,6 @@ func invalidChar(name string) string {
 }
 
 func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }
-
-func wantArgs(c *kwCtx, args []string, n int) error {
-	if len(args) < n {
-		return errf("'%s' expects %d argument(s).", c.kw, n)
-	}
-	return nil
-}
 
 func parseIntArg(c *kwCtx, args []string) (int, error) {
 	if len(args) < 1 {

@@ -267,7 +267,7 @@ var globalKeywords = []Keyword{
 	{Name: "tune.pool-low-fd-ratio", Scope: scopeGlobal, Args: 1, Parse: fdRatio(func(g *Global) *int { return &g.PoolLowFDRatio })},
 	{Name: "tune.pool-high-fd-ratio", Scope: scopeGlobal, Args: 1, Parse: fdRatio(func(g *Global) *int { return &g.PoolHighFDRatio })},
 	{Name: "description", Scope: scopeGlobal | scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
-		d := joinWords(args)
+		d := strings.Join(args, " ")
 		if c.p == nil {
 			c.g.Description = d
 		} else {
@@ -307,17 +307,6 @@ func first(args []string) string {
 		return ""
 	}
 	return args[0]
-}
-
-func joinWords(w []string) string {
-	s := ""
-	for i, x := range w {
-		if i > 0 {
-			s += " "
-		}
-		s += x
-	}
-	return s
 }
 
 func fdRatio(f func(g *Global) *int) func(c *kwCtx, args []string) error {

@@ -274,7 +274,6 @@ const (
 	AdminIDrain    = 0x10 // inherited drain
 	AdminRMaint    = 0x20 // resolution failed
 	AdminHMaint    = 0x40 // fqdn changed
-	AdminMaintMask = AdminFMaint | AdminIMaint | AdminCMaint | AdminRMaint | AdminHMaint
 	AdminDrainMask = AdminFDrain | AdminIDrain
 )
 

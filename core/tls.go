@@ -281,7 +281,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			}
 			for _, ln := range strings.Split(string(data), "\n") {
 				if f := strings.Fields(ln); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-					crts = append(crts, crtEntry{path: g.crtPath(f[0]), filters: sniFilters(f[1:])})
+					crts = append(crts, crtEntry{path: g.crtPath(f[0]), filters: tlsconf.SNIFilters(f[1:])})
 				}
 			}
 		case "ssl-min-ver", "ssl-max-ver":
@@ -399,45 +399,13 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	if crls != nil {
 		c.VerifyPeerCertificate = tlsconf.CheckCRLs(crls)
 	}
-	hasFilters := false
-	for _, e := range crts {
-		hasFilters = hasFilters || len(e.filters) > 0
-	}
-	if strictSNI || hasFilters {
-		certs := c.Certificates
-		byName := map[string]*tls.Certificate{}
+	if strictSNI || hasFilters(crts) {
+		filters := make([][]string, len(filtered))
 		for i, ei := range filtered {
-			for _, n := range crts[ei].filters {
-				if _, ok := byName[n]; !ok {
-					byName[n] = &certs[i]
-				}
-			}
+			filters[i] = crts[ei].filters
 		}
+		c.GetCertificate = tlsconf.SelectBySNI(c.Certificates, filters, strictSNI)
 		c.Certificates = nil
-		c.GetCertificate = func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
-			if name := strings.ToLower(h.ServerName); name != "" {
-				// A crt-list line's filters name the hosts its
-				// certificate serves; the others serve their own names.
-				if cert := byName[name]; cert != nil {
-					return cert, nil
-				}
-				if i := strings.IndexByte(name, '.'); i > 0 {
-					if cert := byName["*"+name[i:]]; cert != nil {
-						return cert, nil
-					}
-				}
-				for i := range certs {
-					if len(crts[filtered[i]].filters) == 0 && h.SupportsCertificate(&certs[i]) == nil {
-						return &certs[i], nil
-					}
-				}
-			}
-			if strictSNI {
-				// No default: a client must name a host one certificate is for.
-				return nil, fmt.Errorf("no certificate for server name '%s' (strict-sni)", h.ServerName)
-			}
-			return &certs[0], nil
-		}
 	}
 	return c, nil
 }
@@ -449,22 +417,13 @@ type crtEntry struct {
 	filters []string
 }
 
-// sniFilters reads the words after a crt-list line's file: SSL options in
-// brackets, then the SNI names the certificate serves. A negative filter
-// (!name) only excludes a name a wildcard would take, and is dropped.
-func sniFilters(words []string) []string {
-	var out []string
-	inOpts := false
-	for _, w := range words {
-		switch {
-		case inOpts || strings.HasPrefix(w, "["):
-			inOpts = !strings.HasSuffix(w, "]")
-		case strings.HasPrefix(w, "!"):
-		default:
-			out = append(out, strings.ToLower(w))
+func hasFilters(crts []crtEntry) bool {
+	for _, e := range crts {
+		if len(e.filters) > 0 {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // crtPath and caPath put a relative certificate or CA path under crt-base

@@ -175,3 +175,59 @@ func WithoutH2(c *tls.Config) bool {
 	c.NextProtos = protos
 	return found
 }
+
+// SNIFilters reads the words after a crt-list line's file: SSL options in
+// brackets, then the SNI names the certificate serves. A negative filter
+// (!name) only excludes a name a wildcard would take, and is dropped.
+func SNIFilters(words []string) []string {
+	var out []string
+	inOpts := false
+	for _, w := range words {
+		switch {
+		case inOpts || strings.HasPrefix(w, "["):
+			inOpts = !strings.HasSuffix(w, "]")
+		case strings.HasPrefix(w, "!"):
+		default:
+			out = append(out, strings.ToLower(w))
+		}
+	}
+	return out
+}
+
+// SelectBySNI chooses a bind's certificate from the client's SNI: a
+// crt-list line's filters (filters[i] for certs[i]) name the hosts its
+// certificate serves, exactly or by a "*.domain" wildcard; a certificate
+// without filters serves its own names. Without a match, the first
+// certificate is the default, or, with strict-sni, the handshake fails.
+func SelectBySNI(certs []tls.Certificate, filters [][]string, strict bool) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	byName := map[string]*tls.Certificate{}
+	for i, fs := range filters {
+		for _, n := range fs {
+			if _, ok := byName[n]; !ok {
+				byName[n] = &certs[i]
+			}
+		}
+	}
+	return func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		if name := strings.ToLower(h.ServerName); name != "" {
+			if cert := byName[name]; cert != nil {
+				return cert, nil
+			}
+			if i := strings.IndexByte(name, '.'); i > 0 {
+				if cert := byName["*"+name[i:]]; cert != nil {
+					return cert, nil
+				}
+			}
+			for i := range certs {
+				if len(filters[i]) == 0 && h.SupportsCertificate(&certs[i]) == nil {
+					return &certs[i], nil
+				}
+			}
+		}
+		if strict || len(certs) == 0 {
+			// No default: a client must name a host one certificate is for.
+			return nil, fmt.Errorf("no certificate for server name '%s' (strict-sni)", h.ServerName)
+		}
+		return &certs[0], nil
+	}
+}

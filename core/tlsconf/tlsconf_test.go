@@ -43,3 +43,12 @@ func TestWithoutH2(t *testing.T) {
 		t.Error("a list without h2 reported one")
 	}
 }
+
+// A crt-list line's options are skipped and its names kept, lower-cased;
+// negative filters are dropped.
+func TestSNIFilters(t *testing.T) {
+	got := SNIFilters([]string{"[ssl-min-ver", "TLSv1.2]", "WWW.Example.com", "!bad.example.com", "*.example.org"})
+	if strings.Join(got, " ") != "www.example.com *.example.org" {
+		t.Errorf("%q", got)
+	}
+}
