@@ -31,7 +31,10 @@ func TestKeywordsDocumented(t *testing.T) {
 	if len(missing) > 0 {
 		t.Fatalf("keywords missing from docs/configuration.md:\n%s", strings.Join(missing, "\n"))
 	}
-	// The section keyword table says how many words each keyword takes.
+	// The section keyword table says how many words each keyword takes,
+	// and in which one state (supported, warned, refused) it is: one row
+	// per keyword.
+	rows := map[string]int{}
 	for _, l := range strings.Split(text, "\n") {
 		cols := strings.Split(l, " | ")
 		if len(cols) != 4 || !strings.HasPrefix(cols[0], "| `") {
@@ -40,6 +43,9 @@ func TestKeywordsDocumented(t *testing.T) {
 		k := keywords[strings.Trim(cols[0], "| `")]
 		if k == nil {
 			continue
+		}
+		if rows[k.Name]++; rows[k.Name] == 2 {
+			t.Errorf("docs/configuration.md has more than one row for '%s'", k.Name)
 		}
 		want := strconv.Itoa(k.Args)
 		if k.Args == ArgsAny {
@@ -50,6 +56,11 @@ func TestKeywordsDocumented(t *testing.T) {
 		}
 		if st := strings.TrimSuffix(cols[3], " |"); !statusIs(st, k.Unimplemented) {
 			t.Errorf("docs/configuration.md says '%s' is %s, the table %s", k.Name, st, gapStatus(k.Unimplemented))
+		}
+	}
+	for name := range keywords {
+		if rows[name] == 0 {
+			t.Errorf("'%s' has no row in docs/configuration.md's keyword table", name)
 		}
 	}
 }
