@@ -85,6 +85,7 @@ func BuildWith(sections []config.Section, d *diag.Collector, o BuildOptions) *Co
 		b.cfg.Global.MaxConn = o.MaxConn
 	}
 	b.cfg.ParseAlerts = d.FatalAlerts()
+	b.cfg.ParseDiags = len(d.All())
 	if b.cfg.ParseAlerts > 0 {
 		// As HAProxy: errors while reading stop the load before the
 		// checks that need a complete configuration.

@@ -376,6 +376,9 @@ type Config struct {
 	// ParseAlerts counts the alerts raised while reading sections, before
 	// validation (HAProxy then says "Error(s) found in configuration file").
 	ParseAlerts int
+	// ParseDiags is how many diagnostics reading the sections left in the
+	// collector, before the checks that follow.
+	ParseDiags int
 
 	live     cfgRuntimeState          // limits changed at run time
 	observer atomic.Pointer[Observer] // the running process, once one runs c

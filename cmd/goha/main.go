@@ -172,8 +172,54 @@ func loadConfig(o *options) (*stream.Process, *diag.Collector) {
 		return stream.New(cfg), d
 	}
 	proc := stream.New(cfg)
-	proc.Prepare(d)
-	return proc, d
+	pd := &diag.Collector{}
+	proc.Prepare(pd)
+	return proc, withPrepared(d, cfg.ParseDiags, pd, files)
+}
+
+// withPrepared places what Prepare reported where HAProxy reports it: the
+// rules and formats it compiles are parsed with their lines in HAProxy, so
+// their diagnostics join the reading's in line order, and an alert among
+// them stops the load before the checks that follow reading, whose
+// diagnostics are then dropped, as HAProxy never runs those checks.
+func withPrepared(d *diag.Collector, parsed int, pd *diag.Collector, files []string) *diag.Collector {
+	all, prep := d.All(), pd.All()
+	merged := append([]diag.Diag(nil), all[:parsed]...)
+	var loose []diag.Diag
+	for _, p := range prep {
+		if p.Pos.IsZero() {
+			loose = append(loose, p)
+			continue
+		}
+		at := len(merged)
+		for i, q := range merged {
+			if q.Pos.File == p.Pos.File && q.Pos.Line > p.Pos.Line {
+				at = i
+				break
+			}
+		}
+		merged = append(merged[:at], append([]diag.Diag{p}, merged[at:]...)...)
+	}
+	out := &diag.Collector{}
+	for _, x := range merged {
+		out.Add(x)
+	}
+	if pd.HasAlert() {
+		for _, x := range loose {
+			out.Add(x)
+		}
+		for _, f := range files {
+			out.Add(diag.Diag{Sev: diag.Alert, Msg: "Error(s) found in configuration file : " + f})
+		}
+		return out
+	}
+	for _, x := range all[parsed:] {
+		out.Add(x)
+	}
+	for _, x := range loose {
+		out.Add(x)
+	}
+	return out
 }
 
 func printVersion(w io.Writer) {

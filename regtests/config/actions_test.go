@@ -56,3 +56,45 @@ func TestRuleActionTypos(t *testing.T) {
 		})
 	}
 }
+
+// TestRuleDiagnosticsInLineOrder: what compiling a rule finds is reported
+// at its line, among the diagnostics of reading the file and before those
+// of the checks that follow reading, as HAProxy (which parses rules as it
+// reads) prints them; goha -c's whole output is HAProxy's.
+func TestRuleDiagnosticsInLineOrder(t *testing.T) {
+	haproxy, err := exec.LookPath("haproxy")
+	if err != nil {
+		t.Skip("haproxy not installed")
+	}
+	goha := bin.Path(t, "goha")
+	dir := t.TempDir()
+	cfg := "defaults\n    mode http\nfrontend f\n    bind 127.0.0.1:80\n" +
+		"    http-request return content-type text/plain if { path /a }\n" +
+		"    http-request deny if { path /b }\n    default_backend b\nbackend b\n    server s 127.0.0.1:1\n"
+	if err := os.WriteFile(filepath.Join(dir, "t.cfg"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	output := func(prog string) string {
+		cmd := exec.Command(prog, "-c", "-f", "t.cfg")
+		cmd.Dir = dir
+		out, _ := cmd.CombinedOutput()
+		var keep []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.Contains(l, "[NOTICE]") {
+				continue
+			}
+			if _, msg, ok := strings.Cut(l, ") : "); ok {
+				l = msg
+			}
+			keep = append(keep, l)
+		}
+		return strings.Join(keep, "\n")
+	}
+	g, h := output(goha), output(haproxy)
+	if !strings.HasPrefix(h, "config : parsing [t.cfg:5] : content-type") {
+		t.Fatalf("HAProxy's output is not what this test expects:\n%s", h)
+	}
+	if g != h {
+		t.Errorf("goha:\n%s\nhaproxy:\n%s", g, h)
+	}
+}
