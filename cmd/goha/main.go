@@ -181,16 +181,22 @@ func loadConfig(o *options) (*stream.Process, *diag.Collector) {
 // rules and formats it compiles are parsed with their lines in HAProxy, so
 // their diagnostics join the reading's in line order, and an alert among
 // them stops the load before the checks that follow reading, whose
-// diagnostics are then dropped, as HAProxy never runs those checks.
+// diagnostics are then dropped, as HAProxy never runs those checks. Log
+// formats are read after the sections in HAProxy too: what they report
+// comes last.
 func withPrepared(d *diag.Collector, parsed int, pd *diag.Collector, files []string) *diag.Collector {
 	all, prep := d.All(), pd.All()
 	merged := append([]diag.Diag(nil), all[:parsed]...)
 	var loose []diag.Diag
+	stops := false // an alert at a line: HAProxy's reading would have failed
 	for _, p := range prep {
 		if p.Pos.IsZero() {
+			// Log formats: HAProxy reads them after the sections, with
+			// the other checks, so these stay after theirs.
 			loose = append(loose, p)
 			continue
 		}
+		stops = stops || p.Sev == diag.Alert && !p.Continue
 		at := len(merged)
 		for i, q := range merged {
 			if q.Pos.File == p.Pos.File && q.Pos.Line > p.Pos.Line {
@@ -204,7 +210,7 @@ func withPrepared(d *diag.Collector, parsed int, pd *diag.Collector, files []str
 	for _, x := range merged {
 		out.Add(x)
 	}
-	if pd.HasAlert() {
+	if stops {
 		for _, x := range loose {
 			out.Add(x)
 		}

@@ -67,34 +67,45 @@ func TestRuleDiagnosticsInLineOrder(t *testing.T) {
 		t.Skip("haproxy not installed")
 	}
 	goha := bin.Path(t, "goha")
-	dir := t.TempDir()
-	cfg := "defaults\n    mode http\nfrontend f\n    bind 127.0.0.1:80\n" +
-		"    http-request return content-type text/plain if { path /a }\n" +
-		"    http-request deny if { path /b }\n    default_backend b\nbackend b\n    server s 127.0.0.1:1\n"
-	if err := os.WriteFile(filepath.Join(dir, "t.cfg"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	output := func(prog string) string {
-		cmd := exec.Command(prog, "-c", "-f", "t.cfg")
-		cmd.Dir = dir
-		out, _ := cmd.CombinedOutput()
-		var keep []string
-		for _, l := range strings.Split(string(out), "\n") {
-			if strings.Contains(l, "[NOTICE]") {
-				continue
-			}
-			if _, msg, ok := strings.Cut(l, ") : "); ok {
-				l = msg
-			}
-			keep = append(keep, l)
+	for _, c := range []struct{ name, cfg, first string }{
+		// A rule's warning at its line, before the post-reading checks'.
+		{"rule", "defaults\n    mode http\nfrontend f\n    bind 127.0.0.1:80\n" +
+			"    http-request return content-type text/plain if { path /a }\n" +
+			"    http-request deny if { path /b }\n    default_backend b\nbackend b\n    server s 127.0.0.1:1\n",
+			"config : parsing [t.cfg:5] : content-type"},
+		// A log format is read after the sections: its alert is not a
+		// reading error ("Error(s) found" is not printed).
+		{"log-format", "defaults\n    mode http\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\n" +
+			"frontend f\n    bind 127.0.0.1:80\n    log stdout local0\n    log-format \"%[bogus_fetch]\"\n" +
+			"    default_backend b\nbackend b\n    server s 127.0.0.1:1\n",
+			"config : Parsing [t.cfg:9]: failed to parse log-format"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "t.cfg"), []byte(c.cfg), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		return strings.Join(keep, "\n")
-	}
-	g, h := output(goha), output(haproxy)
-	if !strings.HasPrefix(h, "config : parsing [t.cfg:5] : content-type") {
-		t.Fatalf("HAProxy's output is not what this test expects:\n%s", h)
-	}
-	if g != h {
-		t.Errorf("goha:\n%s\nhaproxy:\n%s", g, h)
+		output := func(prog string) string {
+			cmd := exec.Command(prog, "-c", "-f", "t.cfg")
+			cmd.Dir = dir
+			out, _ := cmd.CombinedOutput()
+			var keep []string
+			for _, l := range strings.Split(string(out), "\n") {
+				if strings.Contains(l, "[NOTICE]") {
+					continue
+				}
+				if _, msg, ok := strings.Cut(l, ") : "); ok {
+					l = msg
+				}
+				keep = append(keep, l)
+			}
+			return strings.Join(keep, "\n")
+		}
+		g, h := output(goha), output(haproxy)
+		if !strings.HasPrefix(h, c.first) {
+			t.Fatalf("%s: HAProxy's output is not what this test expects:\n%s", c.name, h)
+		}
+		if g != h {
+			t.Errorf("%s: goha:\n%s\nhaproxy:\n%s", c.name, g, h)
+		}
 	}
 }
