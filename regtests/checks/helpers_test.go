@@ -282,7 +282,16 @@ type switchable struct {
 }
 
 func newSwitchable(t *testing.T, name string) *switchable {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// A port below the kernel's ephemeral range: while the origin is
+	// stopped, no listener of another test, bound to port 0, can take it
+	// (a check would then pass against that one).
+	var ln net.Listener
+	var err error
+	for i := 0; i < 20; i++ {
+		if ln, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
