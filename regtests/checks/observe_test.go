@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,8 @@ func TestObserveLayer7MarkDown(t *testing.T) {
 	compare(t, "state lines", evs)
 	compare(t, "views", views)
 }
+
+var activeSessions = regexp.MustCompile(`\d+ sessions active`)
 
 func observeMarkDown(t *testing.T, pr prog, evs, views map[string]string) {
 	bad := harness.NewOrigin(t, "bad", func(w http.ResponseWriter, r *http.Request) {
@@ -62,7 +65,10 @@ backend be
 	}
 	// The health check, which passes, brings it back.
 	r.waitStatus("be", "s1", "UP", 8*time.Second)
-	evs[pr.name] = strings.Join(r.events(), "\n")
+	// How many sessions a stream still counts when the third error comes
+	// depends on when the previous request's stream ended, on either
+	// proxy: the count is left out.
+	evs[pr.name] = activeSessions.ReplaceAllString(strings.Join(r.events(), "\n"), "N sessions active")
 	views[pr.name] = down.String() + " / " + info
 	r.p.Stop()
 }

@@ -322,6 +322,13 @@ func TCPServer(t testing.TB, handle func(net.Conn)) string {
 	return ln.Addr().String()
 }
 
+// handedOut are the ports FreePort returned in this test binary: it never
+// returns one twice, so that a test asking for several gets different ones.
+var (
+	freeMu    sync.Mutex // guards handedOut
+	handedOut = map[int]bool{}
+)
+
 // FreePort probes a free TCP port below 32768, for the tests that need a
 // port number in a configuration (a bind goha or HAProxy opens itself):
 // other programs' outgoing connections take ports from the ephemeral
@@ -330,9 +337,19 @@ func FreePort(t testing.TB) int {
 	t.Helper()
 	for i := 0; i < 200; i++ {
 		p := 20000 + rand.Intn(12000)
+		freeMu.Lock()
+		taken := handedOut[p]
+		freeMu.Unlock()
+		if taken {
+			// Free now, perhaps, but a caller may be about to bind it.
+			continue
+		}
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err == nil {
 			ln.Close()
+			freeMu.Lock()
+			handedOut[p] = true
+			freeMu.Unlock()
 			return p
 		}
 	}
