@@ -187,7 +187,7 @@ func (p *proxy) pick(ctx context.Context, key lb.Key, avoid *server) (*server, t
 			if s := rt.server(i); s != nil {
 				// The picker skips full servers, but two streams may race
 				// for the last slot: the loser queues.
-				if s.takeSlot() {
+				if s.TakeSlot() {
 					if w != nil {
 						p.dropWaiter(w)
 					}
@@ -278,10 +278,7 @@ func (p *proxy) anyUsableFull() bool {
 	return false
 }
 
-// takeSlot counts one more stream on s unless it is at maxconn.
-func (s *server) takeSlot() bool { return s.TakeSlot() }
-
-// releaseSlot undoes takeSlot and lets a queued stream in.
+// releaseSlot undoes TakeSlot and lets a queued stream in.
 func (s *server) releaseSlot() {
 	s.ReleaseSlot()
 	if rt := s.be.rt; rt != nil {

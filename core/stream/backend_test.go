@@ -95,7 +95,7 @@ backend be
 	if err != nil || s1.Name != "s1" {
 		t.Fatalf("first pick: %v, %v", s1, err)
 	}
-	if s1.takeSlot() {
+	if s1.TakeSlot() {
 		t.Fatal("a server at maxconn 1 gave a second slot")
 	}
 	// nwait, not Qcur: a stream counts in Qcur before it takes its
@@ -287,7 +287,7 @@ backend be
 	// The client has its response before the stream gives its slot back.
 	waitFor(t, "the streams on s3 to end", func() bool { return s3.Served() == 0 })
 	// A server with a stream on it cannot leave.
-	if !be.rt.find(s3).takeSlot() {
+	if !be.rt.find(s3).TakeSlot() {
 		t.Fatal("no slot on s3")
 	}
 	if err := be.DelServer(s3); !errors.Is(err, core.ErrServerBusy) {

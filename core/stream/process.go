@@ -66,6 +66,7 @@ type Process struct {
 	ctx          context.Context
 
 	proxies  []*proxy                       // cfg.Proxies as served, in the same order
+	byModel  map[*core.Proxy]*proxy         // an index of proxies, made by New and only read after
 	reg      atomic.Pointer[streamRegistry] // the streams in flight, from Run on
 	reqSeq   atomic.Uint64                  // numbers the log lines that print %rt
 	capMu    sync.Mutex                     // guards capSeq and every proxy's errs
@@ -87,8 +88,10 @@ func New(cfg *core.Config) *Process {
 	proc := &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{}), connFreed: make(chan struct{}, 1),
 		accepted: make([]atomic.Uint32, n)}
 	proc.proxies = make([]*proxy, len(cfg.Proxies))
+	proc.byModel = make(map[*core.Proxy]*proxy, len(cfg.Proxies))
 	for i, p := range cfg.Proxies {
 		proc.proxies[i] = &proxy{Proxy: p}
+		proc.byModel[p] = proc.proxies[i]
 	}
 	for _, p := range proc.proxies {
 		p.defBE = proc.proxyOf(p.DefBE)
@@ -109,15 +112,7 @@ func (proc *Process) Prepare(d *diag.Collector) {
 // proxyOf is the process's view of the model's proxy cp; nil for nil or a
 // proxy the process does not serve.
 func (proc *Process) proxyOf(cp *core.Proxy) *proxy {
-	if cp == nil {
-		return nil
-	}
-	for _, p := range proc.proxies {
-		if p.Proxy == cp {
-			return p
-		}
-	}
-	return nil
+	return proc.byModel[cp]
 }
 
 // serverOf is the process's view of the model's server cs, or nil.
