@@ -41,8 +41,11 @@ haproxy-regtests: build
 	GOHA=$(BIN)/goha ./scripts/haproxy-regtests.sh -j 3 --update $(HRT_LIST) || true
 	@echo "$$(grep -c . $(HRT_LIST)) tests in $(HRT_LIST)"
 
+# One test at a time: the list takes seconds, and tests that check the order
+# of log lines across clients (log/load_balancing) are not run beside others
+# that load the machine.
 haproxy-regtests-list: build
-	GOHA=$(BIN)/goha ./scripts/haproxy-regtests.sh -j 3 --list $(HRT_LIST)
+	GOHA=$(BIN)/goha ./scripts/haproxy-regtests.sh -j 1 --list $(HRT_LIST)
 
 # client-native (the Data Plane API's runtime client) against goha and
 # HAProxy; a module of its own, so goha's go.mod does not depend on it.
