@@ -244,6 +244,10 @@ func (s *Server) LBUsable() bool {
 // changed since `add server` reports 1, as HAProxy, which computes it only
 // on the first change.
 func (s *Server) EWeight() int {
+	if s.Proxy != nil && s.Proxy.Direct() != DirectNone {
+		// A backend that does not balance gives its servers no share.
+		return 0
+	}
 	if s.Dynamic && s.rt().fresh.Load() {
 		return 1
 	}

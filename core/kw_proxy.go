@@ -177,6 +177,7 @@ var proxyKeywords = []Keyword{
 			return errf("balance %v", err)
 		}
 		c.p.Balance = append([]string(nil), args...)
+		c.p.BalanceSet = true
 		return nil
 	}},
 	{Name: "hash-type", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {

@@ -103,6 +103,8 @@ type ProxyConf struct {
 	SocketStats      bool
 	HTTPReuse        string   // never|safe|aggressive|always
 	Balance          []string // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
+	BalanceSet       bool     // a balance line (here or in defaults): dispatch and transparent do not apply
+	Transparent      bool     // option transparent
 	HashType         []string // words after `hash-type`
 	Cookie           []string // words after `cookie`
 	ErrorFiles       map[int]string
@@ -125,7 +127,8 @@ type Proxy struct {
 
 	Binds          []*Bind
 	DefaultBackend string
-	DefBE          *Proxy // resolved DefaultBackend
+	DefBE          *Proxy      // resolved DefaultBackend
+	Dispatch       *ServerAddr // `dispatch` address; nil when unset or ignored
 	UseBackends    []*UseBackend
 	ACLs           []*ACLDef
 	HTTPReqRules   []LineDef

@@ -603,6 +603,10 @@ func (d *statDumper) backendRow(p *core.Proxy) {
 	if act == 0 {
 		w, uw = wbck, ubck
 	}
+	if p.Direct() != core.DirectNone {
+		// No load balancing: the servers have no share, as in HAProxy.
+		uw = 0
+	}
 	if w > 0 || len(list) == 0 {
 		r.str(17, "UP")
 	} else {
@@ -696,6 +700,9 @@ func lastSess(c *core.Counters, now time.Time) int64 {
 
 // algoName is the backend's algorithm as show stat names it.
 func algoName(p *core.Proxy) string {
+	if p.Direct() != core.DirectNone {
+		return "none"
+	}
 	if len(p.Balance) == 0 {
 		return "roundrobin"
 	}

@@ -290,11 +290,7 @@ func (s *Server[C]) takeover(thread int, wantSafe, fdShort bool) *Entry[C] {
 // counting this connection.
 func (s *Server[C]) Release(thread int, e *Entry[C], safe bool) bool {
 	s.check(e)
-	if e.gen != s.gen.Load() || s.deleted.Load() {
-		s.used.Add(-1)
-		s.killFlush.Add(1)
-		e.where = gone
-		_ = e.Conn.Close()
+	if s.flushedSince(e) {
 		return false
 	}
 	keep := s.mayKeep(thread, e, safe)
@@ -439,6 +435,33 @@ func (s *Server[C]) check(e *Entry[C]) {
 	if e == nil || e.srv != s || e.where != inUse {
 		panic("pool: internal error: release of an entry that is not in use on this server")
 	}
+}
+
+// Resume counts the reuse of a connection that a client session kept for
+// itself (HAProxy's private connections, never in the pool). It returns
+// false, having closed the connection, when the server's connections were
+// flushed (or the server deleted) since.
+func (s *Server[C]) Resume(e *Entry[C]) bool {
+	s.check(e)
+	if s.flushedSince(e) {
+		return false
+	}
+	s.reused.Add(1)
+	e.uses++
+	return true
+}
+
+// flushedSince closes e, no longer counted as used, when the server's
+// connections were flushed (or the server deleted) since it was dialled.
+func (s *Server[C]) flushedSince(e *Entry[C]) bool {
+	if e.gen == s.gen.Load() && !s.deleted.Load() {
+		return false
+	}
+	s.used.Add(-1)
+	s.killFlush.Add(1)
+	e.where = gone
+	_ = e.Conn.Close()
+	return true
 }
 
 // Done closes a connection that failed or must not be reused (error,

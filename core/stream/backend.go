@@ -33,6 +33,9 @@ type backendRT struct {
 	picker lb.Picker
 	pools  *pool.Set[*srvConn]
 	global *core.Global
+	// direct, when set, takes every stream: the backend dispatches or is
+	// transparent instead of balancing over its servers.
+	direct *server
 
 	// byIdx maps picker indices to servers. Indices never move: a deleted
 	// server leaves a nil, an added one takes the next index. Replaced as
@@ -122,6 +125,11 @@ func (proc *Process) initBackend(p *proxy) error {
 		return err
 	}
 	p.rt = rt
+	if p.Direct() != core.DirectNone {
+		if rt.direct, err = proc.newDirectServer(p); err != nil {
+			return err
+		}
+	}
 	reuse, err := pool.ParseMode(p.HTTPReuse)
 	if err != nil {
 		reuse = pool.ReuseSafe
@@ -166,6 +174,10 @@ func (p *proxy) lbUpdate(s *server) {
 // unset, as HAProxy does).
 func (p *proxy) pick(ctx context.Context, key lb.Key, avoid *server) (*server, time.Duration, error) {
 	rt := p.rt
+	if rt.direct != nil {
+		rt.direct.TakeSlot()
+		return rt.direct, 0, nil
+	}
 	av := -1
 	if avoid != nil {
 		av = avoid.idx
@@ -281,15 +293,24 @@ func (p *proxy) anyUsableFull() bool {
 // releaseSlot undoes TakeSlot and lets a queued stream in.
 func (s *server) releaseSlot() {
 	s.ReleaseSlot()
-	if rt := s.be.rt; rt != nil {
+	if rt := s.be.rt; rt != nil && s.idx >= 0 {
 		rt.picker.Drop(s.idx)
 	}
 	s.be.wakeQueue()
 }
 
-// dialServer opens a new connection to s.
-func (s *server) dialServer(ctx context.Context, clientPort int, timeout time.Duration, sni string) (net.Conn, uint32, error) {
+// dialServer opens a new connection to s for the stream of client
+// connection client (a server without port takes the client's
+// destination port; a transparent backend's, its destination).
+func (s *server) dialServer(ctx context.Context, client net.Conn, timeout time.Duration, sni string) (net.Conn, uint32, error) {
 	a := s.Addr()
+	if s.direct == core.DirectTransparent {
+		dst, ok := originalDst(client)
+		if !ok {
+			return nil, 0, errConnect
+		}
+		a = &core.ServerAddr{IP: dst.Addr(), Port: int(dst.Port())}
+	}
 	gen := uint32(0)
 	if s.pool != nil {
 		gen = s.pool.Gen()
@@ -305,7 +326,7 @@ func (s *server) dialServer(ctx context.Context, clientPort int, timeout time.Du
 		}
 		port := a.Port
 		if port == 0 {
-			port = clientPort
+			port = clientPort(client)
 		}
 		c, err = d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), strconv.Itoa(port)))
 	}

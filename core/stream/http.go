@@ -57,6 +57,9 @@ type hconn struct {
 	// ent is the connection's place in show sess, which each exchange
 	// keeps up to date.
 	ent *streamEntry
+	// priv is the session's private server connection (see privConn),
+	// kept in the connection's state so that it outlives parking.
+	priv *privConn
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -116,12 +119,13 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	hc.raw.io.initRaw(c)
 	c = &hc.raw
 	hc.ent = &cs.ent
+	hc.priv = &cs.priv
 	cs.ent.setHTTP(hc)
 	defer func() {
 		// Off the registry before hc goes back to its pool: a kill
 		// must not reach the connection hc serves next.
 		cs.ent.setHTTP(nil)
-		hc.ent = nil
+		hc.ent, hc.priv = nil, nil
 		hc.raw.takeBytes(&fe.FE)
 		hc.raw.Conn, hc.raw.io.rc = nil, nil
 		hc.cliIO, hc.srvIO = activeConn{}, activeConn{}
@@ -369,7 +373,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	var tSent time.Time
 	for attempt := 0; ; attempt++ {
 		if entry == nil {
-			e, s, es := proc.httpConnect(ctx, be, key, srv, shard, first, c, si)
+			e, s, es := proc.httpConnect(ctx, be, key, srv, shard, first, c, si, hc.priv)
 			if es != nil {
 				si.status, si.term = es.status, es.term
 				return proc.errorReply(fe, c, cbuf, hc, si, es.status, total, complete), false
@@ -444,7 +448,11 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 					bufPool.Put(sc.buf)
 					sc.buf = nil
 					sc.takeBytes(sc.bec)
-					srv.pool.Release(shard, entry, entry.Uses() > 1)
+					if srv.private() {
+						hc.priv.keep(srv, entry)
+					} else {
+						srv.pool.Release(shard, entry, entry.Uses() > 1)
+					}
 				} else {
 					srv.pool.Done(entry)
 				}
@@ -628,7 +636,7 @@ func isServerErr(err error, sc net.Conn) bool {
 
 // httpConnect assigns a server and gets a connection to it: an idle one
 // from the pool, else a new one.
-func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, prev *server, shard int, first bool, c net.Conn, si *streamInfo) (*pool.Entry[*srvConn], *server, *errStatus) {
+func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, prev *server, shard int, first bool, c net.Conn, si *streamInfo, priv *privConn) (*pool.Entry[*srvConn], *server, *errStatus) {
 	srv := prev
 	if srv == nil {
 		s, qt, err := be.pick(ctx, key, nil)
@@ -640,8 +648,10 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 			return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
 		}
 		srv = s
-		srv.Counters.LbTot.Add(1)
-		be.BE.LbTot.Add(1)
+		if srv.direct == core.DirectNone {
+			srv.Counters.LbTot.Add(1)
+			be.BE.LbTot.Add(1)
+		}
 	}
 	var fl pool.Flags
 	if !first {
@@ -651,6 +661,13 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 	if srv.DynamicSNI() {
 		// The connection carries this request's name: never share it.
 		sni = string(hostOnly(hostOf(si)))
+	} else if srv.private() {
+		if e := priv.take(srv); e != nil {
+			srv.Counters.Reuse.Add(1)
+			be.BE.Reuse.Add(1)
+			si.connected = true
+			return e, srv, nil
+		}
 	} else if e := srv.pool.Get(shard, fl); e != nil {
 		srv.Counters.Reuse.Add(1)
 		be.BE.Reuse.Add(1)
@@ -661,7 +678,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 		gen := srv.pool.Gen()
 		t0 := time.Now()
 		countAttempt(be, srv)
-		nc, _, err := srv.dialServer(ctx, clientPort(c), be.connectTimeout(), sni)
+		nc, _, err := srv.dialServer(ctx, c, be.connectTimeout(), sni)
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.observe(check.EventL4OK)

@@ -455,6 +455,7 @@ type connState struct {
 	// across parking.
 	notFirst bool
 	ent      streamEntry // the stream's place in show sess
+	priv     privConn    // the session's private server connection
 }
 
 func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time) {
@@ -513,6 +514,7 @@ func (proc *Process) runHTTP(cs *connState) {
 // endConn releases what serveConn counted.
 func (proc *Process) endConn(cs *connState) {
 	cs.ent.remove()
+	cs.priv.close()
 	cs.c.Close()
 	cs.l.fe.FE.SessionEnd()
 	cs.l.bind.Counters.SessionEnd()

@@ -222,4 +222,5 @@ type server struct {
 	pool     *pool.Server[*srvConn] // idle connections; nil until Run
 	sessions sessionSet             // client connections of the streams being served
 	chk      *check.Server          // health and agent checks; nil when unchecked
+	direct   core.DirectKind        // a dispatch or transparent backend's server
 }

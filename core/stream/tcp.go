@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"goha/core"
 	"goha/core/sample"
 	"io"
 	"net"
@@ -19,7 +20,7 @@ var copyBufs = newCountedPool("tunnel_buf", 16384, func() *[]byte { b := make([]
 
 // connectServer assigns a server and opens a connection to it, with
 // retries and redispatch as the backend's settings say.
-func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, clientPort int, si *streamInfo) (net.Conn, *server, error) {
+func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, client net.Conn, si *streamInfo) (net.Conn, *server, error) {
 	var avoid *server
 	tries := be.Retries
 	for attempt := 0; ; attempt++ {
@@ -28,11 +29,13 @@ func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, c
 		if err != nil {
 			return nil, nil, err
 		}
-		srv.Counters.LbTot.Add(1)
-		be.BE.LbTot.Add(1)
+		if srv.direct == core.DirectNone {
+			srv.Counters.LbTot.Add(1)
+			be.BE.LbTot.Add(1)
+		}
 		t0 := time.Now()
 		countAttempt(be, srv)
-		c, _, err := srv.dialServer(ctx, clientPort, be.connectTimeout(), "")
+		c, _, err := srv.dialServer(ctx, client, be.connectTimeout(), "")
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.observe(check.EventL4OK)
@@ -132,7 +135,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	stop := context.AfterFunc(ctxStop(proc), cancel)
 	defer stop()
 	ent.setTCP(cancel, nil)
-	sc, srv, err := proc.connectServer(ctx, be, key, clientPort(c), si)
+	sc, srv, err := proc.connectServer(ctx, be, key, c, si)
 	if err != nil {
 		// What the client sent counts as received, as HAProxy's request
 		// channel counts it (dontlognull looks at it).
