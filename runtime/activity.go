@@ -23,17 +23,19 @@ var activityNames = []string{"ctxsw", "tasksw", "empty_rq", "long_rq", "loops", 
 	"accq_ring", "fd_takeover"}
 
 // cmdShowActivity prints 2.6's per-thread counters. Like 2.6, it ignores
-// its argument and needs no particular level. Counters of what goha has no
-// equivalent for (its scheduler's loops, polls and task switches are the
-// Go runtime's) are zero.
+// its argument and needs no particular level. The counters the process
+// keeps are real (stream.Process.Activity says which); those of what goha
+// has no equivalent for (HAProxy's scheduler, its task switches and CPU
+// steal) are zero.
 func cmdShowActivity(c *Ctx) {
 	n := c.Proc.Threads
 	if n <= 0 {
 		n = 1
 	}
 	got := map[string]ActivityCounter{}
-	got["fd_takeover"] = ActivityCounter{Name: "fd_takeover", PerThread: c.Proc.FDTakeover()}
-	got["accepted"] = ActivityCounter{Name: "accepted", PerThread: c.Proc.Accepted()}
+	for name, v := range c.Proc.Activity() {
+		got[name] = ActivityCounter{Name: name, PerThread: v}
+	}
 	now := time.Now()
 	b := make([]byte, 0, 2048)
 	b = fmt.Appendf(b, "thread_id: %d (1..%d)\n", c.Thread()+1, n)

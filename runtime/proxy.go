@@ -191,8 +191,7 @@ func cmdClearCounters(c *Ctx) {
 			}
 		}
 	}
-	c.Proc.ClearAccepted()
-	c.Proc.ClearFDTakeover()
+	c.Proc.ClearActivity()
 }
 
 // haDate formats t as HAProxy's log dates: 30/Nov/2026:00:06:07.795.

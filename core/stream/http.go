@@ -281,6 +281,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	}
 	req := &hc.req
 	hc.ent.calls.Add(1)
+	proc.countStreamCall(shard)
 	// HAProxy counts a request as it enters, before any rule.
 	si.bytesIn = int64(req.HTXSize())
 	now := time.Now()

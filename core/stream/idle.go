@@ -3,6 +3,7 @@ package stream
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,6 +40,9 @@ type parker struct {
 	next  uint32
 	conns map[uint32]*parked
 	done  chan struct{}
+
+	// show activity's loops, poll_io and poll_exp for this event loop.
+	loops, pollIO, pollExp atomic.Uint32
 }
 
 func newParker() (*parker, error) {
@@ -116,6 +120,12 @@ func (p *parker) loop() {
 		}
 		if err != nil && err != unix.EINTR {
 			return
+		}
+		p.loops.Add(1)
+		if n > 0 {
+			p.pollIO.Add(1)
+		} else if err == nil {
+			p.pollExp.Add(1)
 		}
 		for i := 0; i < n; i++ {
 			if e := p.take(uint32(events[i].Fd)); e != nil {

@@ -59,9 +59,9 @@ type Process struct {
 	connFreed    chan struct{}
 	softStopping atomic.Bool
 	checks       *check.Scheduler
-	checksMu     sync.Mutex      // guards checks, which add server may create
-	accepted     []atomic.Uint32 // per thread: connections accepted, show activity's accepted
-	idle         *parker         // idle keep-alive connections; nil if epoll is unavailable
+	checksMu     sync.Mutex       // guards checks, which add server may create
+	act          []threadActivity // per thread: show activity's counters
+	idle         *parker          // idle keep-alive connections; nil if epoll is unavailable
 	ctxOnce      sync.Once
 	ctx          context.Context
 
@@ -86,7 +86,7 @@ func New(cfg *core.Config) *Process {
 		n = defaultThreads()
 	}
 	proc := &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{}), connFreed: make(chan struct{}, 1),
-		accepted: make([]atomic.Uint32, n)}
+		act: make([]threadActivity, n)}
 	proc.proxies = make([]*proxy, len(cfg.Proxies))
 	proc.byModel = make(map[*core.Proxy]*proxy, len(cfg.Proxies))
 	for i, p := range cfg.Proxies {
@@ -167,30 +167,6 @@ func (p *Process) Stop() {
 
 // Uptime is how long the process has run.
 func (p *Process) Uptime() time.Duration { return time.Since(p.Start) }
-
-// CountAccepted counts a connection accepted on thread (a frontend's or
-// the stats socket's), as HAProxy's show activity does per thread.
-func (proc *Process) CountAccepted(thread int) {
-	if len(proc.accepted) > 0 {
-		proc.accepted[thread%len(proc.accepted)].Add(1)
-	}
-}
-
-// Accepted returns the per-thread counts of accepted connections.
-func (proc *Process) Accepted() []uint32 {
-	out := make([]uint32, len(proc.accepted))
-	for i := range proc.accepted {
-		out[i] = proc.accepted[i].Load()
-	}
-	return out
-}
-
-// ClearAccepted resets the counts (clear counters all).
-func (proc *Process) ClearAccepted() {
-	for i := range proc.accepted {
-		proc.accepted[i].Store(0)
-	}
-}
 
 // proxy is a proxy as the running process serves it: the model, and what
 // serving it takes that configuration does not say. The model's fields and

@@ -156,6 +156,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	srv.Counters.SessionStart(connected)
 	ent.srv.Store(srv)
 	ent.calls.Add(1)
+	proc.countStreamCall(shard)
 	ent.setPhase(PhaseTunnel, connected)
 	ent.setTCP(cancel, sc)
 	var sess sessLink
