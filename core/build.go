@@ -24,6 +24,7 @@ type builder struct {
 	defTrack  []string
 	defRefs   map[*Proxy]uint8 // how each defaults section was used: by name (1), as the last one (2)
 	localPeer string           // the name this process has in peers sections
+	dontFail  bool             // -dr
 }
 
 // sectionHandlers handle sections other than global and proxies. A handler
@@ -54,11 +55,14 @@ func Build(sections []config.Section, d *diag.Collector) *Config {
 type BuildOptions struct {
 	LocalPeer string // -L: the name of this peer in peers sections; the host name if empty
 	MaxConn   int    // -n: the process maxconn, over the global section's; 0 keeps it
+	// ResolveDontFail (-dr): a server whose name does not resolve at
+	// start-up waits in maintenance, with a warning, instead of failing.
+	ResolveDontFail bool
 }
 
 // BuildWith is Build with the command line's options.
 func BuildWith(sections []config.Section, d *diag.Collector, o BuildOptions) *Config {
-	b := &builder{cfg: &Config{Global: defaultGlobal(), Defaults: map[string]*Proxy{}}, d: d, localPeer: o.LocalPeer}
+	b := &builder{cfg: &Config{Global: defaultGlobal(), Defaults: map[string]*Proxy{}}, d: d, localPeer: o.LocalPeer, dontFail: o.ResolveDontFail}
 	if b.localPeer == "" {
 		b.localPeer, _ = os.Hostname()
 	}

@@ -321,7 +321,7 @@ func parseServerLine(c *kwCtx, args []string) error {
 		c.b.d.Add(diag.Diag{Sev: diag.Alert, Pos: c.pos, Msg: fmt.Sprintf("'server %s/%s' : '%s' resolves to an empty address (environment variable missing?)\n", p.Name, args[0], args[1])})
 		return nil
 	}
-	s, errs := newServer(p, args[0], addr, args[2:], c.g.ServerStateFile != "")
+	s, errs := newServer(p, args[0], addr, args[2:], addrInit{stateFile: c.g.ServerStateFile != "", dontFail: c.b.dontFail})
 	s.Pos = c.pos
 	for _, err := range errs {
 		// HAProxy reports server keyword problems as "[file:line] : 'server b/s' : msg".
@@ -338,12 +338,18 @@ func parseServerLine(c *kwCtx, args []string) error {
 // NewServer builds a server of proxy p from a server line's words, starting
 // from p's default-server settings. The server is not added to p.
 func NewServer(p *Proxy, name, addr string, args []string) (*Server, []error) {
-	return newServer(p, name, addr, args, false)
+	return newServer(p, name, addr, args, addrInit{})
 }
 
-// newServer is NewServer knowing whether a server-state file may still
-// supply the address init-addr "last" asks for.
-func newServer(p *Proxy, name, addr string, args []string, stateFile bool) (*Server, []error) {
+// addrInit is what, besides init-addr, decides a server's address at
+// start-up: whether a server-state file may still supply the address
+// init-addr "last" asks for, and -dr.
+type addrInit struct {
+	stateFile, dontFail bool
+}
+
+// newServer is NewServer at start-up.
+func newServer(p *Proxy, name, addr string, args []string, ai addrInit) (*Server, []error) {
 	s := &Server{Proxy: p, Name: name}
 	s.ServerConf = copyServerConf(p.DefaultServer)
 	var errs []error
@@ -356,7 +362,7 @@ func newServer(p *Proxy, name, addr string, args []string, stateFile bool) (*Ser
 	if id > 0 {
 		s.ID, s.ForcedID = id, true
 	}
-	sa, fqdn, unresolved, err := initServerAddr(addr, s.InitAddr, stateFile)
+	sa, fqdn, unresolved, err := initServerAddr(addr, s.InitAddr, ai)
 	if err != nil {
 		errs = append(errs, err)
 		if sa == nil {
@@ -379,13 +385,12 @@ func newServer(p *Proxy, name, addr string, args []string, stateFile bool) (*Ser
 		s.admin.Store(s.admin.Load() | AdminRMaint)
 		s.op.Store(OpStopped)
 	}
-	if s.Check {
-		// A checked server starts down-going-up at "rise"? HAProxy starts
-		// checked servers UP with health = rise (they go down after fall
-		// failures); see core/check for the transitions.
-		s.Health.Store(int32(s.Rise))
-	} else {
-		s.Health.Store(int32(s.Rise))
+	// HAProxy starts a server up with its health at rise (it goes down
+	// after fall failures; see core/check), and one waiting in maintenance
+	// for an address at 0.
+	s.Health.Store(int32(s.Rise))
+	if unresolved {
+		s.Health.Store(0)
 	}
 	s.lastChange.Store(time.Now().Unix())
 	return s, errs
@@ -397,7 +402,7 @@ func newServer(p *Proxy, name, addr string, args []string, stateFile bool) (*Ser
 // without an address (unresolved), and "last" defers to the server-state
 // file when one is configured (ApplySavedState fills the address in) and
 // is skipped otherwise. The default is "last,libc".
-func initServerAddr(a, methods string, stateFile bool) (sa *ServerAddr, fqdn string, unresolved bool, err error) {
+func initServerAddr(a, methods string, ai addrInit) (sa *ServerAddr, fqdn string, unresolved bool, err error) {
 	if methods == "" {
 		methods = "last,libc"
 	}
@@ -415,7 +420,7 @@ func initServerAddr(a, methods string, stateFile bool) (sa *ServerAddr, fqdn str
 	for _, m := range list {
 		switch m {
 		case "last":
-			if stateFile {
+			if ai.stateFile {
 				return sa, host, true, nil
 			}
 		case "libc":
@@ -435,6 +440,9 @@ func initServerAddr(a, methods string, stateFile bool) (sa *ServerAddr, fqdn str
 		}
 	}
 	if libcFailed {
+		if ai.dontFail {
+			return sa, host, true, &diag.Warn{Msg: fmt.Sprintf("could not resolve address '%s', disabling server.", host)}
+		}
 		return sa, host, false, fmt.Errorf("could not resolve address '%s'.", host)
 	}
 	return sa, host, false, fmt.Errorf("no method found to resolve address '%s'.", host)

@@ -10,26 +10,27 @@ import (
 
 // options are the command-line settings, spelled as HAProxy spells them.
 type options struct {
-	files      []string
-	check      bool     // -c
-	debug      bool     // -d: foreground with access logs on stderr
-	diagMode   bool     // -dD: also print diagnostic-level remarks
-	foreground bool     // -d, -db: stay in the foreground
-	daemon     bool     // -D
-	master     bool     // -W
-	masterCLI  []string // -S
-	pidFile    string   // -p
-	softStop   []int    // -sf
-	hardStop   []int    // -st
-	cond       string   // -cc
-	condSet    bool
-	version    int  // -v = 1, -vv = 2
-	quiet      bool // -q
-	noFeatures []string
-	localPeer  string // -L
-	chdir      string // -C, made absolute
-	chdirArg   string // -C as given, for messages
-	maxConn    int    // -n, 0 when not given
+	files           []string
+	check           bool     // -c
+	debug           bool     // -d: foreground with access logs on stderr
+	diagMode        bool     // -dD: also print diagnostic-level remarks
+	foreground      bool     // -d, -db: stay in the foreground
+	daemon          bool     // -D
+	master          bool     // -W
+	masterCLI       []string // -S
+	pidFile         string   // -p
+	softStop        []int    // -sf
+	hardStop        []int    // -st
+	cond            string   // -cc
+	condSet         bool
+	version         int  // -v = 1, -vv = 2
+	quiet           bool // -q
+	noFeatures      []string
+	localPeer       string // -L
+	chdir           string // -C, made absolute
+	chdirArg        string // -C as given, for messages
+	maxConn         int    // -n, 0 when not given
+	resolveDontFail bool   // -dr
 }
 
 const usage = `Usage : goha [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ -N <maxpconn> ]
@@ -87,8 +88,10 @@ func parseArgs(args []string) (*options, error) {
 			o.foreground = true
 		case a == "-dD":
 			o.diagMode = true
+		case a == "-dr":
+			o.resolveDontFail = true
 		case strings.HasPrefix(a, "-d") && len(a) > 2:
-			// -dM, -dI, -dW, -dr, -dV ...: debugging switches; accepted,
+			// -dM, -dI, -dW, -dV ...: debugging switches; accepted,
 			// they change nothing in goha.
 		case a == "-D":
 			o.daemon = true
