@@ -314,7 +314,7 @@ var proxyKeywords = []Keyword{
 		}
 		return nil
 	}},
-	unimplementedOption("abortonclose", Refused),
+	option("abortonclose", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.AbortOnClose }),
 	unimplementedOption("http-buffer-request", Refused),
 	// Go's io.Copy already splices between TCP sockets, and sets TCP
 	// keep-alive on every connection; logasap moves a log line, not bytes.

@@ -105,6 +105,7 @@ type ProxyConf struct {
 	Balance          []string // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
 	BalanceSet       bool     // a balance line (here or in defaults): dispatch and transparent do not apply
 	Transparent      bool     // option transparent
+	AbortOnClose     bool     // option abortonclose
 	HashType         []string // words after `hash-type`
 	Cookie           []string // words after `cookie`
 	ErrorFiles       map[int]string

@@ -43,6 +43,10 @@ type hconn struct {
 	// an operator killed the exchange (see kill).
 	srvc   atomic.Pointer[srvConn]
 	killed atomic.Bool
+	// abort is option abortonclose's state for the exchange (abortIdle,
+	// abortDone, abortRespStarted): the client's close and the response's
+	// head race for it, and the first one decides.
+	abort atomic.Uint32
 
 	// reqPending is what of the request being sent is still at the front
 	// of the client buffer: it stays there until the response head
@@ -274,6 +278,7 @@ func (proc *Process) readRequest(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *
 func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) (keep, park bool) {
 	hc.si = streamInfo{accept: start, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
 	hc.killed.Store(false)
+	hc.abort.Store(abortIdle)
 	si := &hc.si
 	hlen, ok, park := proc.readRequest(fe, c, cbuf, hc, first, si)
 	if !ok {
@@ -356,6 +361,16 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		return false, false
 	}
 	retryable := complete
+	if complete && be.AbortOnClose && proc.idle != nil {
+		// The request is all here: a client that closes now gives up
+		// waiting (queue, connect, response), as option abortonclose asks.
+		actx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ctx = actx
+		if id := proc.idle.watchClose(hc.raw.Conn, func() { hc.clientAborted(cancel) }); id != 0 {
+			defer proc.idle.unwatch(id)
+		}
+	}
 
 	var entry *pool.Entry[*srvConn]
 	var srv *server
@@ -375,6 +390,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	for attempt := 0; ; attempt++ {
 		if entry == nil {
 			e, s, es := proc.httpConnect(ctx, be, key, srv, shard, first, c, si, hc.priv)
+			if es != nil && hc.abort.Load() == abortDone {
+				return proc.abortedExchange(fe, be, si.srv, c, si, es.term[1], start), false
+			}
 			if es != nil {
 				si.status, si.term = es.status, es.term
 				return proc.errorReply(fe, c, cbuf, hc, si, es.status, total, complete), false
@@ -466,6 +484,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			if hc.killed.Load() {
 				srv.pool.Done(entry)
 				return proc.killedExchange(fe, be, srv, c, cbuf, hc, si, rerr, start)
+			}
+			if hc.abort.Load() == abortDone {
+				srv.pool.Done(entry)
+				return proc.abortedExchange(fe, be, srv, c, si, 'H', start), false
 			}
 			if rerr == errStaleConn && entry.Reused() && retryable && attempt < 3 {
 				srv.pool.Done(entry)
@@ -603,6 +625,50 @@ func (proc *Process) killedExchange(fe, be *proxy, srv *server, c net.Conn, cbuf
 	return proc.errorReply(fe, c, cbuf, hc, si, 502, hc.reqPending, hc.reqBody.Done()), false
 }
 
+// option abortonclose's states of an exchange (hconn.abort).
+const (
+	abortIdle        = iota // no close seen, no response yet
+	abortDone               // the client closed first: the exchange is abandoned
+	abortRespStarted        // the response came first: a close no longer aborts
+)
+
+// clientAborted runs when the client closes while its request waits: it
+// stops the wait (cancel) and cuts the server connection, so that the
+// server sees the abort as HAProxy's servers do; it does nothing once the
+// response has begun.
+func (hc *hconn) clientAborted(cancel context.CancelFunc) {
+	if !hc.abort.CompareAndSwap(abortIdle, abortDone) {
+		return
+	}
+	cancel()
+	if sc := hc.srvc.Swap(nil); sc != nil {
+		sc.Conn.Close()
+	}
+}
+
+// abortedExchange ends an exchange that the client abandoned under option
+// abortonclose, with HAProxy's termination state: C then the phase it was
+// in (Q queue, C connect, H waiting for the response head). Like HAProxy,
+// it answers an abort in H with a 400 (the client may still read).
+func (proc *Process) abortedExchange(fe, be *proxy, srv *server, c net.Conn, si *streamInfo, phase byte, start time.Time) bool {
+	fe.FE.CliAbrt.Add(1)
+	be.BE.CliAbrt.Add(1)
+	if srv != nil {
+		srv.Counters.CliAbrt.Add(1)
+	}
+	si.term = [2]byte{'C', phase}
+	if phase == 'H' {
+		si.status = 400
+		proc.replyError(fe, c, 400, http1.ConnClose, si)
+		return false
+	}
+	si.status = -1
+	si.ta = time.Since(start)
+	si.tt = si.ta
+	proc.logHTTP(si)
+	return false
+}
+
 // errorReply answers with an error page and says whether the client's
 // connection goes on, as HAProxy's does after its own replies: when the
 // request was read whole (bodyRead) and asked for no close. pending is
@@ -645,6 +711,10 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 		if err != nil {
 			if err == errQueueTimeout {
 				return nil, nil, &errStatus{503, [2]byte{'s', 'Q'}}
+			}
+			if ctx.Err() != nil {
+				// Stopped while waiting for a server slot.
+				return nil, nil, &errStatus{503, [2]byte{'S', 'Q'}}
 			}
 			return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
 		}
@@ -715,6 +785,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 		select {
 		case <-time.After(time.Second):
 		case <-ctx.Done():
+			si.srv = srv
 			srv.releaseSlot()
 			return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
 		}
@@ -754,6 +825,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 				return 0, false, err
 			}
 			gotAny = true
+		}
+		if !hc.abort.CompareAndSwap(abortIdle, abortRespStarted) && hc.abort.Load() == abortDone {
+			return 0, false, errClientGone
 		}
 		si.tr, si.gotResp = time.Since(si.accept), true
 		if resp.IsInterim() {

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"crypto/tls"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,12 @@ func (p *parker) park(c net.Conn, deadline time.Time, resume, expire func()) boo
 		return false
 	}
 	e := &parked{c: c, deadline: deadline, resume: resume, expire: expire}
+	return p.add(rc, e) != 0
+}
+
+// add lists e and watches its descriptor for one event. It returns the
+// entry's id, 0 when the watcher is closed or epoll refused it.
+func (p *parker) add(rc syscall.RawConn, e *parked) uint32 {
 	// The entry is complete (its fd set) and listed before the descriptor
 	// is watched, all under mu: an event, a sweep or closeAll that finds
 	// the entry finds it whole, and the watcher, which takes mu for every
@@ -75,12 +82,15 @@ func (p *parker) park(c net.Conn, deadline time.Time, resume, expire func()) boo
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.conns == nil {
-		return false
+		return 0
 	}
 	p.next++
+	if p.next == 0 {
+		p.next++
+	}
 	id := p.next
 	var cerr error
-	err = rc.Control(func(fd uintptr) {
+	err := rc.Control(func(fd uintptr) {
 		e.fd = int(fd)
 		p.conns[id] = e
 		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(id)}
@@ -88,7 +98,76 @@ func (p *parker) park(c net.Conn, deadline time.Time, resume, expire func()) boo
 			delete(p.conns, id)
 		}
 	})
-	return err == nil && cerr == nil
+	if err != nil || cerr != nil {
+		return 0
+	}
+	return id
+}
+
+// watchClose has the watcher call abort if the peer of c closes or resets
+// the connection before unwatch is called: what option abortonclose looks
+// for while a request waits. Data the client sends meanwhile (a pipelined
+// request) is left unread and is not a close. It returns 0 when c cannot
+// be watched.
+func (p *parker) watchClose(c net.Conn, abort func()) uint32 {
+	sc, ok := socketOf(c).(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	e := &parked{c: c, expire: func() {}}
+	e.resume = func() {
+		if peerClosed(rc) {
+			abort()
+		}
+	}
+	return p.add(rc, e)
+}
+
+// unwatch stops a watchClose, unless its event came first.
+func (p *parker) unwatch(id uint32) {
+	if id != 0 {
+		p.take(id)
+	}
+}
+
+// peerClosed peeks at the socket: an end of stream or an error means the
+// peer is gone. Control holds the descriptor, so a connection closed
+// meanwhile is not mistaken for another that reused its number.
+func peerClosed(rc syscall.RawConn) bool {
+	closed := false
+	rc.Control(func(fd uintptr) {
+		var b [1]byte
+		n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		switch {
+		case err == nil:
+			closed = n == 0
+		case err == unix.EAGAIN || err == unix.EINTR:
+		default:
+			closed = true
+		}
+	})
+	return closed
+}
+
+// socketOf is the socket under c's wrappers (raw I/O, PROXY protocol,
+// TLS: a client that closes closes the TCP connection under its TLS).
+func socketOf(c net.Conn) net.Conn {
+	for {
+		switch x := c.(type) {
+		case *rawConn:
+			c = x.Conn
+		case *proxyConn:
+			c = x.Conn
+		case *tls.Conn:
+			c = x.NetConn()
+		default:
+			return c
+		}
+	}
 }
 
 // take removes a parked connection from the watcher, or returns nil when

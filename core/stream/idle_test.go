@@ -189,3 +189,55 @@ func TestParkerServesAfterParking(t *testing.T) {
 		t.Errorf("origin accepted %d connections: the pooled one was not reused after parking", n)
 	}
 }
+
+// TestWatchCloseFiresOnClose: option abortonclose's watcher reports a
+// client that closes, and only that: a pipelined request is left in the
+// socket, unread, and an unwatched connection may be parked again.
+func TestWatchCloseFiresOnClose(t *testing.T) {
+	pk := newUnitParker(t)
+
+	client, accepted := parkPair(t)
+	aborted := make(chan struct{})
+	id := pk.watchClose(accepted, func() { close(aborted) })
+	if id == 0 {
+		t.Fatal("a TCP connection could not be watched")
+	}
+	client.Close()
+	select {
+	case <-aborted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client's close was not reported")
+	}
+
+	// Data is not a close: the watcher reports nothing and consumes
+	// nothing; after unwatch the connection parks as before.
+	client, accepted = parkPair(t)
+	fired := make(chan struct{}, 1)
+	id = pk.watchClose(accepted, func() { fired <- struct{}{} })
+	if _, err := client.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The event is taken (one-shot) once the data arrives.
+	deadline := time.Now().Add(10 * time.Second)
+	for parkedCount(pk) != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	pk.unwatch(id)
+	buf := make([]byte, 64)
+	accepted.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := accepted.Read(buf); err != nil || string(buf[:n]) != "GET / HTTP/1.1\r\n\r\n" {
+		t.Fatalf("the request was not left in the socket: %q, %v", buf[:n], err)
+	}
+	resumed, _ := unitPark(t, pk, accepted, time.Time{})
+	client.Write([]byte("x"))
+	select {
+	case <-resumed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a connection watched then unwatched could not be parked")
+	}
+	select {
+	case <-fired:
+		t.Fatal("pipelined data was taken for a close")
+	default:
+	}
+}

@@ -124,7 +124,7 @@ func (proc *Process) logHTTP(si *streamInfo) {
 	// No request head: HAProxy's TR is -1 (timeouts, aborts, bad requests).
 	b = appendMs(b, si.trq, len(si.reqLine) > 0)
 	b = append(b, '/')
-	b = appendMs(b, si.tw, si.srv != nil)
+	b = appendMs(b, si.tw, si.srv != nil || si.term[1] == 'Q')
 	b = append(b, '/')
 	b = appendMs(b, si.tc, si.connected)
 	b = append(b, '/')
