@@ -27,6 +27,7 @@ type streamInfo struct {
 	left        bool   // the stream no longer counts in its backend and server
 	gotResp     bool   // a response head came from the server (Tr is set)
 	connected   bool   // a server connection was established (Tc is set)
+	ck          cookieState
 }
 
 // beConns is %bc: the backend's streams other than this one, as HAProxy
