@@ -481,9 +481,10 @@ func (hc *hconn) serverCookies(be *proxy, srv *server, req, resp *http1.Head, no
 }
 
 // responseCacheable says whether a shared cache may keep resp, as
-// HAProxy judges it for `cookie ... nocache`: a safe method, a status
-// cacheable by default, and no Pragma or Cache-Control saying otherwise
-// ("public" makes any response cacheable).
+// HAProxy 2.6.12 judges it for `cookie ... nocache`: a safe method, a
+// status cacheable by default, no Pragma or Cache-Control saying otherwise
+// ("public" makes any response cacheable), and an expiration time or a
+// validator.
 func responseCacheable(req, resp *http1.Head) bool {
 	ok := false
 	switch req.Method {
@@ -498,15 +499,24 @@ func responseCacheable(req, resp *http1.Head) bool {
 	if p, has := resp.Get("pragma"); has && strings.EqualFold(string(p), "no-cache") {
 		return false
 	}
+	fresh := false
 	for i := resp.Index("cache-control", 0); i >= 0; i = resp.Index("cache-control", i+1) {
 		for e, rest, more := http1.NextValue(resp.Value(i)); more; e, rest, more = http1.NextValue(rest) {
-			switch strings.ToLower(string(e)) {
+			v := strings.ToLower(string(e))
+			switch v {
 			case "public":
 				ok = true
 			case "private", "no-cache", "no-store", "max-age=0", "s-maxage=0":
 				ok = false
+			default:
+				if !strings.HasPrefix(v, "no-cache=\"set-cookie") && (strings.HasPrefix(v, "s-maxage") || strings.HasPrefix(v, "max-age")) {
+					fresh = true
+				}
 			}
 		}
+	}
+	if !fresh && resp.Index("expires", 0) < 0 && resp.Index("etag", 0) < 0 && resp.Index("last-modified", 0) < 0 {
+		return false
 	}
 	return ok
 }
