@@ -711,6 +711,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 				return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
 			}
 			srv = s
+			si.redisp = true
 			be.BE.Wredis.Add(1)
 			srv.Counters.Wredis.Add(1)
 			continue

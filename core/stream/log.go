@@ -56,6 +56,9 @@ func (proc *Process) appendConnCounts(b []byte, si *streamInfo) []byte {
 	b = append(b, '/')
 	b = strconv.AppendInt(b, si.srvConns(), 10)
 	b = append(b, '/')
+	if si.redisp {
+		b = append(b, '+')
+	}
 	b = strconv.AppendInt(b, int64(si.retries), 10)
 	b = append(b, ' ')
 	b = append(b, '0', '/')

@@ -923,6 +923,9 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 		case lfSrvConn:
 			b = strconv.AppendInt(b, si.srvConns(), 10)
 		case lfRetries:
+			if si.redisp {
+				b = append(b, '+')
+			}
 			b = strconv.AppendInt(b, int64(si.retries), 10)
 		case lfSrvQueue:
 			b = append(b, '0')

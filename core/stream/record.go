@@ -20,6 +20,7 @@ type streamInfo struct {
 	status      int
 	term        [2]byte // termination state: who ended it and in which phase
 	retries     int
+	redisp      bool // sent to another server after failures: %rc gets a '+'
 	reqLine     []byte
 	keepClient  bool
 	host        []byte // request Host, valid while the request is in the buffer
