@@ -225,6 +225,13 @@ func parseSeconds(s string, warn func(string, ...any)) (uint32, error) {
 }
 
 func init() {
+	// The rules that bend persistence: goha has none of them, and
+	// ignoring one would send requests elsewhere than asked.
+	registerKeywords(
+		Keyword{Name: "force-persist", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+		Keyword{Name: "ignore-persist", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+		Keyword{Name: "use-server", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	)
 	registerPostCheck(func(b *builder) {
 		for _, p := range b.cfg.Proxies {
 			if p.CookiePersist != nil && p.Mode != ModeHTTP && p.IsBackend() {

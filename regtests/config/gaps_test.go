@@ -32,6 +32,8 @@ var gapCases = []struct {
 	{"server-proto-h2", inBackend("!server s2 127.0.0.1:2 proto h2"), "proto h2", true},
 	{"bind-netscaler", inFrontend("!bind 127.0.0.1:@PORT@ accept-netscaler-cip 1234"), "accept-netscaler-cip", true},
 	{"cookie-dynamic", inBackend("!cookie SRV insert dynamic"), "cookie dynamic", true},
+	{"use-server", inBackend("!use-server s1 if TRUE"), "use-server", true},
+	{"force-persist", inBackend("!force-persist if TRUE"), "force-persist", true},
 	{"cpu-map", inGlobal("!cpu-map 1 0"), "cpu-map", false},
 	{"splice-auto", inFrontend("!option splice-auto"), "option splice-auto", false},
 	{"dh-param", inGlobal("!tune.ssl.default-dh-param 2048"), "tune.ssl.default-dh-param", false},
