@@ -187,25 +187,7 @@ var proxyKeywords = []Keyword{
 		c.p.HashType = append([]string(nil), args...)
 		return nil
 	}},
-	{Name: "cookie", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
-		if len(args) < 1 {
-			return errf("'cookie' expects <cookie_name> as argument.")
-		}
-		for i := 1; i < len(args); i++ {
-			switch args[i] {
-			case "rewrite", "indirect", "insert", "nocache", "postonly", "preserve", "prefix", "httponly", "secure", "dynamic":
-			case "domain", "maxidle", "maxlife", "attr":
-				i++
-			default:
-				return errf("'cookie' supports 'rewrite', 'insert', 'prefix', 'indirect', 'nocache', 'postonly', 'domain', 'maxidle', 'dynamic', 'maxlife' and 'attr' options.")
-			}
-		}
-		c.p.Cookie = append([]string(nil), args...)
-		return nil
-		// Cookie persistence (server choice by cookie, Set-Cookie, the
-		// cookie removed before the server) changes what traffic gets:
-		// the words are checked as HAProxy does, then the line refused.
-	}, Unimplemented: Refused},
+	{Name: "cookie", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: parseCookie},
 	{Name: "http-reuse", Scope: scopeDefaults | scopeBE, Args: 1, TooMany: func(c *kwCtx, args []string) error {
 		return errf("'http-reuse %s' cannot handle unexpected argument '%s'.", args[0], args[1])
 	}, Parse: func(c *kwCtx, args []string) error {

@@ -113,6 +113,9 @@ type ProxyConf struct {
 	CheckRules       []LineDef // option/tcp-check/http-check lines, in order, for core/check
 	Description      string
 	LogHealthChecks  bool
+
+	// CookiePersist is the `cookie` line read; nil without one.
+	CookiePersist *CookieConf
 }
 
 // Proxy is a frontend, a backend, a listen section (both) or a defaults

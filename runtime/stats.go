@@ -641,6 +641,9 @@ func (d *statDumper) backendRow(p *core.Proxy) {
 	d.times(c)
 	r.str(75, p.Mode.String())
 	if d.level >= LevelOperator {
+		if p.CookiePersist != nil {
+			r.str(74, p.CookiePersist.Name)
+		}
 		r.str(76, algoName(p))
 	}
 	r.u(83, c.Wrew.Load())

@@ -339,6 +339,20 @@ func (h *Head) DropBodilessFraming() {
 	}
 }
 
+// SetValue replaces field i's value in place with v, which must be no
+// longer than the value it replaces (cookie edits only remove bytes); it
+// reports false, changing nothing, when v is longer.
+func (h *Head) SetValue(i int, v []byte) bool {
+	f := &h.fields[i]
+	if len(v) > int(f.value.n) {
+		return false
+	}
+	copy(h.buf[f.value.off:], v)
+	f.value.n = int32(len(v))
+	h.Flags |= FlagRewrite
+	return true
+}
+
 // DelField marks field i deleted.
 func (h *Head) DelField(i int) {
 	if !h.fields[i].drop {

@@ -21,8 +21,12 @@ type Rewriter struct {
 	uri    []byte // replacement request target, if any
 	setURI bool
 	conn   ConnValue // Connection value, written after every other field
-	vec    [2][]byte
-	bufs   net.Buffers
+	// Fields whose value is replaced where they stand (Replace): the
+	// field index, and the value's place in replBuf.
+	repl    []replaced
+	replBuf []byte
+	vec     [2][]byte
+	bufs    net.Buffers
 
 	// SmallBody is the largest body copied behind the head so that head
 	// and body leave in one write(2); larger ones go out with writev.
@@ -36,6 +40,27 @@ func (rw *Rewriter) Reset() {
 	rw.out = rw.out[:0]
 	rw.setURI = false
 	rw.conn = ConnNone
+	rw.repl = rw.repl[:0]
+	rw.replBuf = rw.replBuf[:0]
+}
+
+type replaced struct{ field, off, n int }
+
+// Replace gives field i of h a new value, written where the field stands
+// (a longer value than the parsed one, which SetValue cannot do in place).
+func (rw *Rewriter) Replace(h *Head, i int, value []byte) {
+	rw.repl = append(rw.repl, replaced{field: i, off: len(rw.replBuf), n: len(value)})
+	rw.replBuf = append(rw.replBuf, value...)
+}
+
+// replacement returns the value Replace gave field i, if any.
+func (rw *Rewriter) replacement(i int) ([]byte, bool) {
+	for j := len(rw.repl) - 1; j >= 0; j-- {
+		if r := rw.repl[j]; r.field == i {
+			return rw.replBuf[r.off : r.off+r.n], true
+		}
+	}
+	return nil, false
 }
 
 // Add queues a header field to append.
@@ -153,7 +178,7 @@ func (rw *Rewriter) SetConnection(h *Head, v ConnValue) {
 
 // Modified reports whether Head would return anything but h.Raw().
 func (rw *Rewriter) Modified(h *Head) bool {
-	return h.Flags&FlagRewrite != 0 || len(rw.extra) > 0 || rw.setURI || rw.conn != ConnNone
+	return h.Flags&FlagRewrite != 0 || len(rw.extra) > 0 || rw.setURI || rw.conn != ConnNone || len(rw.repl) > 0
 }
 
 // Head returns the head to send: h.Raw() itself when nothing changed,
@@ -194,7 +219,11 @@ func (rw *Rewriter) Head(h *Head) []byte {
 		}
 		o = append(o, f.name.of(h.buf)...)
 		o = append(o, ": "...)
-		o = append(o, f.value.of(h.buf)...)
+		if v, ok := rw.replacement(i); len(rw.repl) > 0 && ok {
+			o = append(o, v...)
+		} else {
+			o = append(o, f.value.of(h.buf)...)
+		}
 		o = append(o, "\r\n"...)
 	}
 	o = append(o, rw.extra...)

@@ -173,6 +173,12 @@ func (p *proxy) lbUpdate(s *server) {
 // when every usable server is full, until `timeout queue` (or connect when
 // unset, as HAProxy does).
 func (p *proxy) pick(ctx context.Context, key lb.Key, avoid *server) (*server, time.Duration, error) {
+	return p.pickFor(ctx, key, avoid, nil)
+}
+
+// pickFor is pick, or, when want is set, a wait for a slot on that server
+// (a persistence cookie chose it), in the backend queue.
+func (p *proxy) pickFor(ctx context.Context, key lb.Key, avoid, want *server) (*server, time.Duration, error) {
 	rt := p.rt
 	if rt.direct != nil {
 		rt.direct.TakeSlot()
@@ -195,7 +201,13 @@ func (p *proxy) pick(ctx context.Context, key lb.Key, avoid *server) (*server, t
 	// in between (whose release saw an empty queue) is not missed.
 	var w chan struct{}
 	for {
-		if i := rt.picker.Pick(key, av); i >= 0 {
+		i := -1
+		if want != nil {
+			i = want.idx
+		} else {
+			i = rt.picker.Pick(key, av)
+		}
+		if i >= 0 {
 			if s := rt.server(i); s != nil {
 				// The picker skips full servers, but two streams may race
 				// for the last slot: the loser queues.

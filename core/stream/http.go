@@ -326,6 +326,12 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		}
 	}
 
+	// The persistence cookie, after the backend's rules, as HAProxy.
+	var direct *server
+	if be.CookiePersist != nil && be.Mode == core.ModeHTTP {
+		direct = hc.clientCookies(be, req, now)
+	}
+
 	// Outgoing request head.
 	srvMode := http1.ConnNone
 	switch {
@@ -387,6 +393,15 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	}()
 	clientKeep := req.KeepAlive() && fe.ConnMode != core.HTTPClose && be.ConnMode != core.HTTPClose
 	var tSent time.Time
+	if direct != nil {
+		s, qt, err := be.pickFor(ctx, key, nil, direct)
+		si.tw = qt
+		if err != nil {
+			si.status, si.term = 503, [2]byte{'s', 'Q'}
+			return proc.errorReply(fe, c, cbuf, hc, si, 503, total, complete), false
+		}
+		srv = s
+	}
 	for attempt := 0; ; attempt++ {
 		if entry == nil {
 			e, s, es := proc.httpConnect(ctx, be, key, srv, shard, first, c, si, hc.priv)
@@ -394,6 +409,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				return proc.abortedExchange(fe, be, si.srv, c, si, es.term[1], start), false
 			}
 			if es != nil {
+				// httpConnect gave back any slot it held.
+				srv = nil
 				si.status, si.term = es.status, es.term
 				return proc.errorReply(fe, c, cbuf, hc, si, es.status, total, complete), false
 			}
@@ -404,7 +421,11 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				hc.Close()
 			}
 			hc.ent.srv.Store(s)
-			if srv == nil {
+			if s != direct {
+				// Redispatched: the client is told of its new server.
+				si.ck.direct = false
+			}
+			if sessSrv == nil {
 				s.Counters.SessionStart(time.Now())
 				s.sessions.track(shard, &hc.sess, hc)
 				sessSrv = s
@@ -778,6 +799,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 				return nil, nil, &errStatus{503, [2]byte{'S', 'C'}}
 			}
 			srv = s
+			si.redisp = true
 			be.BE.Wredis.Add(1)
 			srv.Counters.Wredis.Add(1)
 			continue
@@ -884,6 +906,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 				return 0, false, errors.New("core: response denied")
 			}
 		}
+	}
+	if be.CookiePersist != nil && be.Mode == core.ModeHTTP {
+		hc.serverCookies(be, srv, req, resp, time.Now())
 	}
 	resp.DropBodilessFraming()
 	// A 2xx answer to CONNECT opens a tunnel as a 101 does.

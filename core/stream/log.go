@@ -56,6 +56,9 @@ func (proc *Process) appendConnCounts(b []byte, si *streamInfo) []byte {
 	b = append(b, '/')
 	b = strconv.AppendInt(b, si.srvConns(), 10)
 	b = append(b, '/')
+	if si.redisp {
+		b = append(b, '+')
+	}
 	b = strconv.AppendInt(b, int64(si.retries), 10)
 	b = append(b, ' ')
 	b = append(b, '0', '/')
@@ -136,7 +139,8 @@ func (proc *Process) logHTTP(si *streamInfo) {
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, si.bytesOut, 10)
 	b = append(b, " - - "...)
-	b = append(b, si.term[0], si.term[1], '-', '-', ' ')
+	c1, c2 := si.cookieChars()
+	b = append(b, si.term[0], si.term[1], c1, c2, ' ')
 	b = proc.appendConnCounts(b, si)
 	b = append(b, ' ', '"')
 	if len(si.reqLine) > 0 {

@@ -912,7 +912,8 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 		case lfTermState:
 			b = append(b, si.term[0], si.term[1])
 		case lfTermCookie:
-			b = append(b, si.term[0], si.term[1], '-', '-')
+			c1, c2 := si.cookieChars()
+			b = append(b, si.term[0], si.term[1], c1, c2)
 		case lfActConn:
 			b = strconv.AppendInt(b, proc.curConns.Load(), 10)
 		case lfFeConn:
@@ -922,6 +923,9 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 		case lfSrvConn:
 			b = strconv.AppendInt(b, si.srvConns(), 10)
 		case lfRetries:
+			if si.redisp {
+				b = append(b, '+')
+			}
 			b = strconv.AppendInt(b, int64(si.retries), 10)
 		case lfSrvQueue:
 			b = append(b, '0')

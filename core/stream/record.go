@@ -20,6 +20,7 @@ type streamInfo struct {
 	status      int
 	term        [2]byte // termination state: who ended it and in which phase
 	retries     int
+	redisp      bool // sent to another server after failures: %rc gets a '+'
 	reqLine     []byte
 	keepClient  bool
 	host        []byte // request Host, valid while the request is in the buffer
@@ -27,6 +28,7 @@ type streamInfo struct {
 	left        bool   // the stream no longer counts in its backend and server
 	gotResp     bool   // a response head came from the server (Tr is set)
 	connected   bool   // a server connection was established (Tc is set)
+	ck          cookieState
 }
 
 // beConns is %bc: the backend's streams other than this one, as HAProxy

@@ -64,6 +64,7 @@ func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, c
 		// is set; otherwise it insists on the same server.
 		if be.Redispatch && attempt == tries-1 {
 			avoid = srv
+			si.redisp = true
 			be.BE.Wredis.Add(1)
 			srv.Counters.Wredis.Add(1)
 		} else {
