@@ -87,29 +87,34 @@ type ProxyConf struct {
 	OriginalTo       bool         // option originalto: the address the client reached
 	OriginalToExcept netip.Prefix // no header for a destination in it
 	OriginalToHeader string
-	ConnMode         HTTPConnMode
-	AllBackups       bool
-	Persist          bool
-	DontLogNull      bool
-	LogSeparateErr   bool
-	HTTPLog          bool
-	HTTPLogCLF       bool
-	TCPLog           bool
-	LogFormat        string
-	LogTag           string
-	LogGlobal        bool
-	NoLog            bool
-	Logs             []LineDef // `log` lines' words after the keyword
-	SocketStats      bool
-	HTTPReuse        string   // never|safe|aggressive|always
-	Balance          []string // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
-	HashType         []string // words after `hash-type`
-	Cookie           []string // words after `cookie`
-	ErrorFiles       map[int]string
-	DefaultServer    ServerConf
-	CheckRules       []LineDef // option/tcp-check/http-check lines, in order, for core/check
-	Description      string
-	LogHealthChecks  bool
+	// option splice-request, splice-response, splice-auto: move body and
+	// tunnel bytes kernel-side (splice(2) through a pipe) where both
+	// sockets allow it. A stream splices when its frontend or its
+	// backend asks.
+	SpliceRequest, SpliceResponse, SpliceAuto bool
+	ConnMode                                  HTTPConnMode
+	AllBackups                                bool
+	Persist                                   bool
+	DontLogNull                               bool
+	LogSeparateErr                            bool
+	HTTPLog                                   bool
+	HTTPLogCLF                                bool
+	TCPLog                                    bool
+	LogFormat                                 string
+	LogTag                                    string
+	LogGlobal                                 bool
+	NoLog                                     bool
+	Logs                                      []LineDef // `log` lines' words after the keyword
+	SocketStats                               bool
+	HTTPReuse                                 string   // never|safe|aggressive|always
+	Balance                                   []string // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
+	HashType                                  []string // words after `hash-type`
+	Cookie                                    []string // words after `cookie`
+	ErrorFiles                                map[int]string
+	DefaultServer                             ServerConf
+	CheckRules                                []LineDef // option/tcp-check/http-check lines, in order, for core/check
+	Description                               string
+	LogHealthChecks                           bool
 }
 
 // Proxy is a frontend, a backend, a listen section (both) or a defaults
