@@ -14,6 +14,8 @@ type Counters struct {
 	Scur, Smax, Stot         atomic.Int64 // current, max and total sessions
 	Bin, Bout                atomic.Int64 // bytes in (from clients) and out
 	H1BytesIn, H1BytesOut    atomic.Int64 // HTTP/1 bytes on the wire: a frontend's from/to clients, a backend's from/to servers
+	H1SplicedBytesIn         atomic.Int64 // the part of H1BytesIn spliced (kernel-side)
+	H1SplicedBytesOut        atomic.Int64 // the part of H1BytesOut spliced
 	Dreq, Dresp              atomic.Int64 // denied requests and responses
 	Ereq, Econ, Eresp        atomic.Int64 // request, connection and response errors
 	Wretr, Wredis            atomic.Int64 // retries and redispatches

@@ -471,6 +471,8 @@ func (d *statDumper) frontendRow(p *core.Proxy) {
 		r.u(modH1+3, c.ReqTot.Load())
 		r.u(modH1+4, c.H1BytesIn.Load())
 		r.u(modH1+5, c.H1BytesOut.Load())
+		r.u(modH1+6, c.H1SplicedBytesIn.Load())
+		r.u(modH1+7, c.H1SplicedBytesOut.Load())
 	}
 }
 
@@ -671,6 +673,8 @@ func (d *statDumper) backendRow(p *core.Proxy) {
 		r.u(modH1+3, c.Connect.Load()+c.Reuse.Load())
 		r.u(modH1+4, c.H1BytesIn.Load())
 		r.u(modH1+5, c.H1BytesOut.Load())
+		r.u(modH1+6, c.H1SplicedBytesIn.Load())
+		r.u(modH1+7, c.H1SplicedBytesOut.Load())
 	}
 }
 

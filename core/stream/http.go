@@ -521,7 +521,8 @@ func (hc *hconn) forwardReqBody(sc *srvConn, cbuf *http1.Buffer, c net.Conn) err
 	seen := hc.reqBody.Data
 	hc.cliIO = activeConn{c: c, dl: &hc.dl.read, to: hc.si.fe.Timeouts.Client, kind: armRead}
 	hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: hc.si.be.Timeouts.Server, kind: armBoth}
-	_, err := http1.Forward(&hc.srvIO, cbuf, &hc.cliIO, &hc.reqBody)
+	mode, _ := spliceModes(hc.si.fe, hc.si.be, hc.proc.splicing())
+	_, err := forwardBody(&hc.srvIO, cbuf, &hc.cliIO, &hc.reqBody, mode, hc.req.MaxSize)
 	hc.si.bytesIn += hc.reqBody.Data - seen
 	return err
 }
@@ -829,7 +830,8 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
 		hc.cliIO = activeConn{c: c, dl: &hc.dl.write, to: fe.Timeouts.Client, kind: armWrite}
 		hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: be.Timeouts.Server, kind: armBoth}
-		if _, err := http1.Forward(&hc.cliIO, sbuf, &hc.srvIO, &hc.rsBody); err != nil {
+		_, mode := spliceModes(fe, be, proc.splicing())
+		if _, err := forwardBody(&hc.cliIO, sbuf, &hc.srvIO, &hc.rsBody, mode, hc.req.MaxSize); err != nil {
 			var oe *net.OpError
 			switch {
 			case errors.As(err, &oe) && oe.Op == "write" && oe.Timeout():
@@ -863,7 +865,8 @@ func (proc *Process) tunnel(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 	c.SetDeadline(time.Time{})
 	sc.SetDeadline(time.Time{})
 	sc.dl = connDeadlines{}
-	up, down, _, _, _ := relay(c, &sc.rawConn, tunnelTimeouts(fe, be))
+	upMode, downMode := spliceModes(fe, be, proc.splicing())
+	up, down, _, _, _ := relay(c, &sc.rawConn, tunnelTimeouts(fe, be), upMode, downMode)
 	si.bytesIn += up
 	si.bytesOut += down
 }
