@@ -1,11 +1,17 @@
 package stream
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
+	"goha/core"
+	"goha/core/config"
+	"goha/core/diag"
 	"io"
 	"math/rand"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 )
@@ -231,4 +237,296 @@ func TestSpliceCopyStops(t *testing.T) {
 	if !ok || err != nil || in != out || in == 0 {
 		t.Fatalf("in %d, out %d, ok %v, err %v", in, out, ok, err)
 	}
+}
+
+// spliceOrigin answers POST and GET: /cl with a Content-Length body of
+// size bytes, /close with a body ended by its close; it checks that each
+// request body arrived whole (got).
+func spliceOrigin(t *testing.T, size int, got chan<- []byte) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	body := randBytes(size)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(unitWait))
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					b, _ := io.ReadAll(req.Body)
+					got <- b
+					if req.URL.Path == "/close" {
+						io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+						c.Write(body)
+						return
+					}
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(body))
+					c.Write(body)
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// splicedCounters are a proxy side's counters after spliceExchange.
+type splicedCounters struct {
+	bin, bout, h1in, h1out, splIn, splOut int64
+}
+
+func countersOf(c *core.Counters) splicedCounters {
+	return splicedCounters{c.Bin.Load(), c.Bout.Load(), c.H1BytesIn.Load(), c.H1BytesOut.Load(),
+		c.H1SplicedBytesIn.Load(), c.H1SplicedBytesOut.Load()}
+}
+
+// spliceExchange sends, on one connection, a POST of size bytes to /cl
+// and a GET of /close through a proxy with the given options, checks
+// what each side received, and returns the frontend's and the backend's
+// counters.
+func spliceExchange(t *testing.T, opts string, size int) (fe, be splicedCounters) {
+	got := make(chan []byte, 4)
+	origin := spliceOrigin(t, size, got)
+	proc := unitProc(t, unitHTTPConf+"frontend fe\n    bind @BIND@\n"+opts+"    default_backend be\nbackend be\n    server s1 "+origin+"\n")
+	c, err := net.Dial("tcp", unitFE(t, proc, "fe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(unitWait))
+	reqBody := randBytes(size + 1)
+	head := fmt.Sprintf("POST /cl HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", len(reqBody))
+	next := "GET /close HTTP/1.1\r\nHost: x\r\n\r\n"
+	sent := int64(len(head) + len(reqBody) + len(next))
+	go func() {
+		c.Write([]byte(head))
+		c.Write(reqBody)
+		// Pipelined: the spliced body must stop where it ends.
+		c.Write([]byte(next))
+	}()
+	br := bufio.NewReader(c)
+	want := randBytes(size)
+	for _, path := range []string{"/cl", "/close"} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || !bytes.Equal(b, want) {
+			t.Fatalf("%s: %d body bytes, %v; want the %d sent", path, len(b), err, size)
+		}
+	}
+	if b := <-got; !bytes.Equal(b, reqBody) {
+		t.Fatalf("the server got %d request body bytes, want the %d sent", len(b), len(reqBody))
+	}
+	if b := <-got; len(b) != 0 {
+		t.Fatalf("the second request came with %d body bytes", len(b))
+	}
+	io.Copy(io.Discard, br)
+	fc := proc.Conf.FindProxy("fe", core.CapFE)
+	bc := proc.Conf.FindProxy("be", core.CapBE)
+	waitFor(t, "the streams to end", func() bool {
+		return fc.FE.Scur.Load() == 0 && bc.BE.Scur.Load() == 0 && fc.FE.H1BytesIn.Load() == sent
+	})
+	return countersOf(&fc.FE), countersOf(&bc.BE)
+}
+
+// The same exchanges, spliced or not, count the same bytes (the log's and
+// show stat's bytes, and h1_bytes_in/out on the wire); spliced, the h1
+// spliced counters hold the part of them that went through a pipe: the
+// request body from the client and to the server, the response bodies
+// from the server and to the client, never more than the bodies.
+func TestSpliceHTTPCounts(t *testing.T) {
+	const size = 1 << 20
+	fe0, be0 := spliceExchange(t, "", size)
+	if fe0.splIn|fe0.splOut|be0.splIn|be0.splOut != 0 {
+		t.Fatalf("without splicing: spliced counts %+v %+v", fe0, be0)
+	}
+	for _, opts := range []string{"    option splice-request\n    option splice-response\n", "    option splice-auto\n"} {
+		fe, be := spliceExchange(t, opts, size)
+		if fe.bin != fe0.bin || fe.bout != fe0.bout || fe.h1in != fe0.h1in || fe.h1out != fe0.h1out {
+			t.Errorf("%q: frontend counts %+v, without splicing %+v", opts, fe, fe0)
+		}
+		if be.bin != be0.bin || be.bout != be0.bout || be.h1in != be0.h1in || be.h1out != be0.h1out {
+			t.Errorf("%q: backend counts %+v, without splicing %+v", opts, be, be0)
+		}
+		for _, v := range []struct {
+			name string
+			n    int64
+			max  int64
+		}{
+			{"frontend spliced in", fe.splIn, size + 1}, {"frontend spliced out", fe.splOut, 2 * size},
+			{"backend spliced in", be.splIn, 2 * size}, {"backend spliced out", be.splOut, size + 1},
+		} {
+			if v.n <= 0 || v.n > v.max {
+				t.Errorf("%q: %s = %d, want some and at most %d", opts, v.name, v.n, v.max)
+			}
+		}
+	}
+}
+
+// A tcp stream spliced both ways keeps its half-closes and its byte
+// counts, and its bytes count as spliced out of the process.
+func TestSpliceTCPHalfClose(t *testing.T) {
+	const size = 300000
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	up := randBytes(size)
+	down := randBytes(size + 3)
+	srvGot := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			srvGot <- nil
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(unitWait))
+		b, _ := io.ReadAll(c)
+		srvGot <- b
+		// Answered after the client's half-close went through.
+		c.Write(down)
+	}()
+	proc := unitProc(t, unitTCPConf+`
+frontend fe
+    bind @BIND@
+    option splice-request
+    default_backend be
+backend be
+    option splice-response
+    server s1 `+ln.Addr().String()+`
+`)
+	c, err := net.Dial("tcp", unitFE(t, proc, "fe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(unitWait))
+	c.Write(up)
+	c.(*net.TCPConn).CloseWrite()
+	if b := <-srvGot; !bytes.Equal(b, up) {
+		t.Fatalf("the server read %d bytes before the end of stream, want %d", len(b), size)
+	}
+	b, err := io.ReadAll(c)
+	if err != nil || !bytes.Equal(b, down) {
+		t.Fatalf("the client read %d bytes, %v; want %d then the end of stream", len(b), err, len(down))
+	}
+	be := proc.Conf.FindProxy("be", core.CapBE)
+	waitFor(t, "the stream to end", func() bool { return be.BE.Scur.Load() == 0 })
+	if in, out := be.BE.Bin.Load(), be.BE.Bout.Load(); in != size || out != size+3 {
+		t.Errorf("backend bytes in/out = %d/%d, want %d/%d", in, out, size, size+3)
+	}
+	if n := proc.SplicedBytesOut(); n != 2*size+3 {
+		t.Errorf("spliced out: %d, want %d", n, 2*size+3)
+	}
+}
+
+// BenchmarkProxyLargeBody moves an 8 MiB response body through the
+// proxy on a keep-alive connection, copied through the process or
+// spliced, and a 8 MiB request body the same way.
+func BenchmarkProxyLargeBody(b *testing.B) {
+	const size = 8 << 20
+	body := randBytes(size)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReaderSize(c, 64<<10)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					if req.Method == "POST" {
+						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+						continue
+					}
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", size)
+					c.Write(body)
+				}
+			}()
+		}
+	}()
+	for _, dir := range []string{"response", "request"} {
+		for _, mode := range []struct{ name, opts string }{
+			{"copy", ""},
+			{"splice", "    option splice-request\n    option splice-response\n"},
+		} {
+			b.Run(dir+"/"+mode.name, func(b *testing.B) {
+				addr := benchLargeProxy(b, ln.Addr().String(), mode.opts)
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				br := bufio.NewReaderSize(c, 64<<10)
+				post := []byte(fmt.Sprintf("POST / HTTP/1.1\r\nHost: b\r\nContent-Length: %d\r\n\r\n", size))
+				b.SetBytes(size)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if dir == "response" {
+						io.WriteString(c, "GET / HTTP/1.1\r\nHost: b\r\n\r\n")
+					} else {
+						c.Write(post)
+						c.Write(body)
+					}
+					resp, err := http.ReadResponse(br, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if n, err := io.Copy(io.Discard, resp.Body); err != nil || (dir == "response" && n != size) {
+						b.Fatalf("%d bytes, %v", n, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// benchLargeProxy runs a one-thread process in front of origin with the
+// given frontend options and returns the frontend's address.
+func benchLargeProxy(b *testing.B, origin, opts string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, _ := ln.(*net.TCPListener).File()
+	ln.Close()
+	b.Cleanup(func() { f.Close() })
+	cfgText := unitHTTPConf + "frontend fe\n    bind fd@" + fmt.Sprint(f.Fd()) + "\n" + opts +
+		"    default_backend be\nbackend be\n    server s1 " + origin + "\n"
+	d := &diag.Collector{}
+	cfg := core.Build(config.Parse("bench.cfg", []byte(cfgText), config.Options{}, d), d)
+	if d.HasAlert() {
+		b.Fatalf("%v", d.All())
+	}
+	proc := New(cfg)
+	if err := proc.Run(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(proc.Stop)
+	return proc.Listeners(cfg.FindProxy("fe", core.CapFE))[0].String()
 }
