@@ -277,6 +277,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	}
 	req := &hc.req
 	hc.ent.calls.Add(1)
+	fe.FE.H1OpenStreams.Add(1)
+	defer fe.FE.H1OpenStreams.Add(-1)
 	// HAProxy counts a request as it enters, before any rule.
 	si.bytesIn = int64(req.HTXSize())
 	now := time.Now()
@@ -431,6 +433,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			}
 		}
 		if werr == nil {
+			hc.takeBytes(sc)
 			hc.reqPending = total
 			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, si, clientKeep)
 			if rerr == nil {
@@ -525,6 +528,13 @@ func (hc *hconn) forwardReqBody(sc *srvConn, cbuf *http1.Buffer, c net.Conn) err
 	_, err := forwardBody(&hc.srvIO, cbuf, &hc.cliIO, &hc.reqBody, mode, hc.req.MaxSize)
 	hc.si.bytesIn += hc.reqBody.Data - seen
 	return err
+}
+
+// takeBytes adds the bytes the exchange moved so far to the h1 byte
+// counters of its frontend and backend.
+func (hc *hconn) takeBytes(sc *srvConn) {
+	hc.raw.takeBytes(&hc.si.fe.FE)
+	sc.takeBytes(sc.bec)
 }
 
 // replyConn is the Connection header HAProxy's H1 layer puts on a reply
@@ -826,6 +836,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		return resp.Status, false, nil
 	}
 	if !complete {
+		// The h1 byte counters show a long response's head at once, as
+		// HAProxy's count each read and write.
+		hc.takeBytes(sc)
 		hc.ent.setPhase(PhaseBody, si.accept.Add(si.tr))
 		defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
 		hc.cliIO = activeConn{c: c, dl: &hc.dl.write, to: fe.Timeouts.Client, kind: armWrite}
