@@ -115,6 +115,13 @@ listen cp
 		holds = append(holds, h)
 	}
 	rows := showStat(t, sock)
+	info := map[string]string{}
+	for _, l := range strings.Split(harness.MustSocket(t, sock, "show info"), "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok {
+			info[k] = v
+		}
+	}
+	rows["show info"] = info
 	for _, h := range holds {
 		h.Close()
 	}
@@ -135,8 +142,20 @@ func TestSpliceCountersAgainstHAProxy(t *testing.T) {
 	exact := []string{"stot", "bin", "bout", "connect", "reuse",
 		"h1_open_connections", "h1_open_streams", "h1_total_connections", "h1_total_streams",
 		"h1_bytes_in", "h1_bytes_out"}
-	compareRows(t, got, want, func(string) []string { return exact })
+	compareRows(t, got, want, func(key string) []string {
+		if key == "show info" {
+			return nil
+		}
+		return exact
+	})
+	// What went out through a pipe, for the process.
+	if g, w := got["show info"]["TotalSplicdedBytesOut"], want["show info"]["TotalSplicdedBytesOut"]; g == "0" || w == "0" || g == "" {
+		t.Errorf("TotalSplicdedBytesOut: goha %q, HAProxy %q; want some", g, w)
+	}
 	for key, w := range want {
+		if key == "show info" {
+			continue
+		}
 		g := got[key]
 		if w["h1_bytes_in"] == "" {
 			continue // a server's row: no h1 counters
