@@ -14,6 +14,9 @@ type Counters struct {
 	Scur, Smax, Stot         atomic.Int64 // current, max and total sessions
 	Bin, Bout                atomic.Int64 // bytes in (from clients) and out
 	H1BytesIn, H1BytesOut    atomic.Int64 // HTTP/1 bytes on the wire: a frontend's from/to clients, a backend's from/to servers
+	H1SplicedBytesIn         atomic.Int64 // the part of H1BytesIn spliced (kernel-side)
+	H1SplicedBytesOut        atomic.Int64 // the part of H1BytesOut spliced
+	H1OpenStreams            atomic.Int64 // a frontend's requests under way, from head to end
 	Dreq, Dresp              atomic.Int64 // denied requests and responses
 	Ereq, Econ, Eresp        atomic.Int64 // request, connection and response errors
 	Wretr, Wredis            atomic.Int64 // retries and redispatches
@@ -84,10 +87,11 @@ func (c *Counters) Clear() {
 }
 
 func (c *Counters) ClearAll() {
-	scur, qcur := c.Scur.Load(), c.Qcur.Load()
+	scur, qcur, h1s := c.Scur.Load(), c.Qcur.Load(), c.H1OpenStreams.Load()
 	*c = Counters{}
 	c.Scur.Store(scur)
 	c.Qcur.Store(qcur)
+	c.H1OpenStreams.Store(h1s)
 }
 
 func StoreMax(m *atomic.Int64, v int64) {

@@ -298,11 +298,11 @@ var proxyKeywords = []Keyword{
 	}},
 	option("abortonclose", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.AbortOnClose }),
 	unimplementedOption("http-buffer-request", Refused),
-	// Go's io.Copy already splices between TCP sockets, and sets TCP
-	// keep-alive on every connection; logasap moves a log line, not bytes.
-	unimplementedOption("splice-auto", Warned),
-	unimplementedOption("splice-request", Warned),
-	unimplementedOption("splice-response", Warned),
+	option("splice-auto", scopeProxy, func(p *Proxy) *bool { return &p.SpliceAuto }),
+	option("splice-request", scopeProxy, func(p *Proxy) *bool { return &p.SpliceRequest }),
+	option("splice-response", scopeProxy, func(p *Proxy) *bool { return &p.SpliceResponse }),
+	// Go sets TCP keep-alive on every connection; logasap moves a log
+	// line, not bytes.
 	unimplementedOption("tcpka", Warned),
 	unimplementedOption("clitcpka", Warned),
 	unimplementedOption("srvtcpka", Warned),

@@ -87,32 +87,37 @@ type ProxyConf struct {
 	OriginalTo       bool         // option originalto: the address the client reached
 	OriginalToExcept netip.Prefix // no header for a destination in it
 	OriginalToHeader string
-	ConnMode         HTTPConnMode
-	AllBackups       bool
-	Persist          bool
-	DontLogNull      bool
-	LogSeparateErr   bool
-	HTTPLog          bool
-	HTTPLogCLF       bool
-	TCPLog           bool
-	LogFormat        string
-	LogTag           string
-	LogGlobal        bool
-	NoLog            bool
-	Logs             []LineDef // `log` lines' words after the keyword
-	SocketStats      bool
-	HTTPReuse        string   // never|safe|aggressive|always
-	Balance          []string // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
-	BalanceSet       bool     // a balance line (here or in defaults): dispatch and transparent do not apply
-	Transparent      bool     // option transparent
-	AbortOnClose     bool     // option abortonclose
-	HashType         []string // words after `hash-type`
-	Cookie           []string // words after `cookie`
-	ErrorFiles       map[int]string
-	DefaultServer    ServerConf
-	CheckRules       []LineDef // option/tcp-check/http-check lines, in order, for core/check
-	Description      string
-	LogHealthChecks  bool
+	// option splice-request, splice-response, splice-auto: move body and
+	// tunnel bytes kernel-side (splice(2) through a pipe) where both
+	// sockets allow it. A stream splices when its frontend or its
+	// backend asks.
+	SpliceRequest, SpliceResponse, SpliceAuto bool
+	ConnMode                                  HTTPConnMode
+	AllBackups                                bool
+	Persist                                   bool
+	DontLogNull                               bool
+	LogSeparateErr                            bool
+	HTTPLog                                   bool
+	HTTPLogCLF                                bool
+	TCPLog                                    bool
+	LogFormat                                 string
+	LogTag                                    string
+	LogGlobal                                 bool
+	NoLog                                     bool
+	Logs                                      []LineDef // `log` lines' words after the keyword
+	SocketStats                               bool
+	HTTPReuse                                 string   // never|safe|aggressive|always
+	Balance                                   []string // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
+	BalanceSet                                bool     // a balance line (here or in defaults): dispatch and transparent do not apply
+	Transparent                               bool     // option transparent
+	AbortOnClose                              bool     // option abortonclose
+	HashType                                  []string // words after `hash-type`
+	Cookie                                    []string // words after `cookie`
+	ErrorFiles                                map[int]string
+	DefaultServer                             ServerConf
+	CheckRules                                []LineDef // option/tcp-check/http-check lines, in order, for core/check
+	Description                               string
+	LogHealthChecks                           bool
 
 	// CookiePersist is the `cookie` line read; nil without one.
 	CookiePersist *CookieConf

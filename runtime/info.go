@@ -53,7 +53,10 @@ func infoValues(p *stream.Process, float bool) []infoValue {
 	// Bytes sent: the stats socket's (global Bout), HTTP/1 as on
 	// the wire, a tcp stream's to its client and to its server.
 	t.TotalBytesOut = g.Bout.Load()
+	// Spliced bytes: a tcp stream's, and HTTP/1's in the h1 counters.
+	spliced := p.SplicedBytesOut()
 	for _, px := range conf.Proxies {
+		spliced += px.FE.H1SplicedBytesOut.Load() + px.BE.H1SplicedBytesOut.Load()
 		if px.IsFrontend() {
 			t.TotalBytesOut += px.FE.H1BytesOut.Load()
 			if px.Mode == core.ModeTCP {
@@ -92,6 +95,7 @@ func infoValues(p *stream.Process, float bool) []infoValue {
 	default:
 	}
 	secs := int64(up / time.Second)
+	pipesUsed, pipesFree := stream.PipeStats()
 	vals := map[int]infoValue{
 		0: {s: "HAProxy"}, 1: {s: core.Version}, 2: {s: core.ReleaseDate},
 		3: {n: int64(p.Threads)}, 4: {n: 1}, 5: {n: 1}, 6: {n: int64(p.PID)},
@@ -101,13 +105,14 @@ func infoValues(p *stream.Process, float bool) []infoValue {
 		13: {n: int64(rl.Cur)}, 14: {n: int64(rl.Cur)},
 		15: {n: int64(conf.GlobalMaxConn())}, 16: {n: int64(conf.HardMaxConn())},
 		17: {n: t.CurrConns}, 18: {n: t.CumConns}, 19: {n: t.CumReq},
+		24: {n: pipesUsed}, 25: {n: pipesFree},
 		26: {n: t.ConnRate}, 27: {n: int64(conf.RateLimit(core.RateConnections))}, 28: {n: t.MaxConnRate},
 		29: {n: t.SessRate}, 30: {n: int64(conf.RateLimit(core.RateSessions))}, 31: {n: t.MaxSessRate},
 		33: {n: int64(conf.RateLimit(core.RateSSLSessions))},
 		44: {n: int64(conf.RateLimit(core.RateCompression)) * 1024},
 		47: {n: t.Tasks}, 49: {n: 100}, 50: {s: node}, 51: {s: conf.Global.Description},
 		52: {n: stopping}, 53: {n: t.Jobs}, 55: {n: t.Listeners},
-		58: {n: t.DroppedLogs}, 61: {n: t.TotalBytesOut}, 63: {n: t.BytesOutRate},
+		58: {n: t.DroppedLogs}, 61: {n: t.TotalBytesOut}, 62: {n: spliced}, 63: {n: t.BytesOutRate},
 		65: {n: t.CumRecvLogs}, 66: {s: core.Version},
 		68: {n: poolAlloc}, 69: {n: poolUsed}, 70: {n: p.Start.Unix()}, 71: {s: "0"},
 	}

@@ -391,8 +391,8 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// Module columns (ssl, h2, h1) are reported as zero: goha's data path does
-// not keep those counters per proxy.
+// Module columns: ssl and h2 are reported as zero (goha terminates TLS in
+// Go and speaks no HTTP/2); h1 is filled for HTTP proxies.
 const (
 	modSSL = 103
 	modH2  = 106
@@ -463,14 +463,16 @@ func (d *statDumper) frontendRow(p *core.Proxy) {
 		r.u(i, 0)
 	}
 	if http {
-		// The h1 module's counts that goha keeps anyway: an HTTP
-		// frontend's connections are its sessions, its streams its
-		// requests.
+		// An HTTP frontend's h1 connections are its sessions, its
+		// streams its requests (open: under way).
 		r.u(modH1+0, c.Scur.Load())
+		r.u(modH1+1, c.H1OpenStreams.Load())
 		r.u(modH1+2, c.ConnTot.Load())
 		r.u(modH1+3, c.ReqTot.Load())
 		r.u(modH1+4, c.H1BytesIn.Load())
 		r.u(modH1+5, c.H1BytesOut.Load())
+		r.u(modH1+6, c.H1SplicedBytesIn.Load())
+		r.u(modH1+7, c.H1SplicedBytesOut.Load())
 	}
 }
 
@@ -678,6 +680,8 @@ func (d *statDumper) backendRow(p *core.Proxy) {
 		r.u(modH1+3, c.Connect.Load()+c.Reuse.Load())
 		r.u(modH1+4, c.H1BytesIn.Load())
 		r.u(modH1+5, c.H1BytesOut.Load())
+		r.u(modH1+6, c.H1SplicedBytesIn.Load())
+		r.u(modH1+7, c.H1SplicedBytesOut.Load())
 	}
 }
 

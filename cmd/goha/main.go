@@ -29,7 +29,7 @@ import (
 // reg-tests guarded by a feature skip what goha cannot do. OPENSSL stands
 // for TLS termination and origination (Go's crypto/tls).
 var features = []string{"+EPOLL", "+THREAD", "+OPENSSL", "+ACCEPT4",
-	"-LINUX_SPLICE", "-TPROXY", "-LINUX_TPROXY", "-CRYPT_H", "-LIBCRYPT",
+	"+LINUX_SPLICE", "-TPROXY", "-LINUX_TPROXY", "-CRYPT_H", "-LIBCRYPT",
 	"-TFO", "-NS", "-CPU_AFFINITY", "-ZLIB", "-SLZ", "-LUA", "-PCRE", "-QUIC",
 	"-PROMEX", "-DEVICEATLAS", "-51DEGREES", "-WURFL", "-SYSTEMD"}
 

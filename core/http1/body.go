@@ -126,6 +126,38 @@ func (b *Body) Scan(p []byte) (n int, done bool, err error) {
 	return 0, true, nil
 }
 
+// Raw reports whether the rest of the body is payload without framing,
+// which may then be moved without passing through Scan (kernel-side, by
+// splicing). limit is how much of it is still to come, -1 for a body that
+// ends with the connection. A chunked body is never raw: its framing is
+// checked, and re-encoded where it has bare LFs.
+func (b *Body) Raw() (limit int64, ok bool) {
+	if b.done || b.pendCR {
+		return 0, false
+	}
+	switch b.Kind {
+	case BodyLength:
+		return b.Remain, true
+	case BodyUntilClose:
+		return -1, true
+	}
+	return 0, false
+}
+
+// Moved records n bytes of a Raw body forwarded without Scan, as Scan
+// would have counted them.
+func (b *Body) Moved(n int64) {
+	if n <= 0 || b.done {
+		return
+	}
+	b.N += n
+	b.Data += n
+	if b.Kind == BodyLength {
+		b.Remain -= n
+		b.done = b.Remain <= 0
+	}
+}
+
 // EOF tells b that the peer closed. It returns nil when that ends the body
 // (BodyUntilClose, BodyTunnel, or a body already complete) and an
 // ErrTruncated *Error otherwise.

@@ -287,6 +287,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	req := &hc.req
 	hc.ent.calls.Add(1)
 	proc.countStreamCall(shard)
+	fe.FE.H1OpenStreams.Add(1)
+	defer fe.FE.H1OpenStreams.Add(-1)
 	// HAProxy counts a request as it enters, before any rule.
 	si.bytesIn = int64(req.HTXSize())
 	now := time.Now()
@@ -475,6 +477,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			}
 		}
 		if werr == nil {
+			hc.takeBytes(sc)
 			hc.reqPending = total
 			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, si, clientKeep)
 			if rerr == nil {
@@ -573,9 +576,17 @@ func (hc *hconn) forwardReqBody(sc *srvConn, cbuf *http1.Buffer, c net.Conn) err
 	seen := hc.reqBody.Data
 	hc.cliIO = activeConn{c: c, dl: &hc.dl.read, to: hc.si.fe.Timeouts.Client, kind: armRead}
 	hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: hc.si.be.Timeouts.Server, kind: armBoth}
-	_, err := http1.Forward(&hc.srvIO, cbuf, &hc.cliIO, &hc.reqBody)
+	mode, _ := spliceModes(hc.si.fe, hc.si.be, hc.proc.splicing())
+	_, err := forwardBody(&hc.srvIO, cbuf, &hc.cliIO, &hc.reqBody, mode, hc.req.MaxSize)
 	hc.si.bytesIn += hc.reqBody.Data - seen
 	return err
+}
+
+// takeBytes adds the bytes the exchange moved so far to the h1 byte
+// counters of its frontend and backend.
+func (hc *hconn) takeBytes(sc *srvConn) {
+	hc.raw.takeBytes(&hc.si.fe.FE)
+	sc.takeBytes(sc.bec)
 }
 
 // replyConn is the Connection header HAProxy's H1 layer puts on a reply
@@ -942,11 +953,15 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		return resp.Status, false, nil
 	}
 	if !complete {
+		// The h1 byte counters show a long response's head at once, as
+		// HAProxy's count each read and write.
+		hc.takeBytes(sc)
 		hc.ent.setPhase(PhaseBody, si.accept.Add(si.tr))
 		defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
 		hc.cliIO = activeConn{c: c, dl: &hc.dl.write, to: fe.Timeouts.Client, kind: armWrite}
 		hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: be.Timeouts.Server, kind: armBoth}
-		if _, err := http1.Forward(&hc.cliIO, sbuf, &hc.srvIO, &hc.rsBody); err != nil {
+		_, mode := spliceModes(fe, be, proc.splicing())
+		if _, err := forwardBody(&hc.cliIO, sbuf, &hc.srvIO, &hc.rsBody, mode, hc.req.MaxSize); err != nil {
 			var oe *net.OpError
 			switch {
 			case errors.As(err, &oe) && oe.Op == "write" && oe.Timeout():
@@ -980,7 +995,8 @@ func (proc *Process) tunnel(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 	c.SetDeadline(time.Time{})
 	sc.SetDeadline(time.Time{})
 	sc.dl = connDeadlines{}
-	up, down, _, _, _ := relay(c, &sc.rawConn, tunnelTimeouts(fe, be))
+	upMode, downMode := spliceModes(fe, be, proc.splicing())
+	up, down, _, _, _ := relay(c, &sc.rawConn, tunnelTimeouts(fe, be), upMode, downMode)
 	si.bytesIn += up
 	si.bytesOut += down
 }

@@ -45,6 +45,9 @@ type Process struct {
 	active    sync.WaitGroup // accept loops
 	streams   sync.WaitGroup // client connections being served
 	curConns  atomic.Int64
+	// Bytes tcp streams sent by splicing (HTTP ones count in the h1
+	// counters).
+	splicedOut atomic.Int64
 	// acceptResv counts accepts reserved by accept loops (see acquire);
 	// bindResv is the same per bind, filled as listeners open (under lmu).
 	acceptResv atomic.Int64

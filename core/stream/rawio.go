@@ -423,8 +423,10 @@ type rawConn struct {
 	io rawIO
 	// Bytes read and written since the owner last took them (takeBytes):
 	// plain counters, each moved by the one goroutine that reads, or
-	// writes, the connection.
+	// writes, the connection. sIn and sOut are the part of them that
+	// was spliced (spliceCopy), likewise.
 	nIn, nOut int64
+	sIn, sOut int64
 }
 
 func (c *rawConn) Read(p []byte) (n int, err error) {
@@ -459,7 +461,13 @@ func (c *rawConn) takeBytes(cs *core.Counters) {
 	if c.nOut != 0 {
 		cs.H1BytesOut.Add(c.nOut)
 	}
-	c.nIn, c.nOut = 0, 0
+	if c.sIn != 0 {
+		cs.H1SplicedBytesIn.Add(c.sIn)
+	}
+	if c.sOut != 0 {
+		cs.H1SplicedBytesOut.Add(c.sOut)
+	}
+	c.nIn, c.nOut, c.sIn, c.sOut = 0, 0, 0, 0
 }
 
 // CloseWrite half-closes the underlying connection: a TCP socket's

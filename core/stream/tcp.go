@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"goha/core"
 	"goha/core/sample"
 	"io"
@@ -185,7 +186,10 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	}
 	defer leave()
 
-	up, down, upErr, downErr, abort := relay(asRaw(c), asRaw(sc), tunnelTimeouts(fe, be))
+	rc, rsc := asRaw(c), asRaw(sc)
+	upMode, downMode := spliceModes(fe, be, proc.splicing())
+	up, down, upErr, downErr, abort := relay(rc, rsc, tunnelTimeouts(fe, be), upMode, downMode)
+	proc.countSpliced(rc, rsc)
 	si.bytesIn, si.bytesOut = up, down
 	fe.FE.Bin.Add(up)
 	fe.FE.Bout.Add(down)
@@ -246,7 +250,9 @@ func tunnelTimeouts(fe, be *proxy) tunnelTO {
 // ends the whole stream at once, as in HAProxy: abort is then 'C' for the
 // client, 'S' for the server, and the other direction's error, its cut
 // wait, is dropped.
-func relay(c, sc net.Conn, to tunnelTO) (up, down int64, upErr, downErr error, abort byte) {
+//
+// upMode and downMode say whether each direction splices.
+func relay(c, sc net.Conn, to tunnelTO, upMode, downMode spliceMode) (up, down int64, upErr, downErr error, abort byte) {
 	var cliIdle, srvIdle atomic.Int64
 	cliIdle.Store(int64(to.client))
 	srvIdle.Store(int64(to.server))
@@ -269,7 +275,7 @@ func relay(c, sc net.Conn, to tunnelTO) (up, down int64, upErr, downErr error, a
 	go func() {
 		defer wg.Done()
 		var wrote bool
-		up, upErr, wrote = pipe(sc, c, &cliIdle, &stop)
+		up, upErr, wrote = pipe(sc, c, &cliIdle, &stop, upMode)
 		// A read error is the client's, a write error the server's.
 		side := byte('C')
 		if wrote {
@@ -281,7 +287,7 @@ func relay(c, sc net.Conn, to tunnelTO) (up, down int64, upErr, downErr error, a
 		closeWrite(sc)
 		finTimeout(sc, &srvIdle, to.serverFin)
 	}()
-	down, downErr, wrote := pipe(c, sc, &srvIdle, &stop)
+	down, downErr, wrote := pipe(c, sc, &srvIdle, &stop, downMode)
 	side := byte('S')
 	if wrote {
 		side = 'C'
@@ -316,13 +322,13 @@ func finTimeout(src net.Conn, idle *atomic.Int64, fin time.Duration) {
 
 // pipe copies src to dst until EOF, an error, or stop. idle is the
 // inactivity timeout of src's reads; another goroutine may change it
-// (finTimeout). wrote says that the error came from writing to dst.
-func pipe(dst, src net.Conn, idle *atomic.Int64, stop *atomic.Bool) (n int64, err error, wrote bool) {
-	bp := copyBufs.Get()
-	defer copyBufs.Put(bp)
-	buf := *bp
+// (finTimeout). wrote says that the error came from writing to dst. mode
+// says whether the copy splices: from the start, or once the reads show a
+// fast stream (spliceAuto).
+func pipe(dst, src net.Conn, idle *atomic.Int64, stop *atomic.Bool, mode spliceMode) (n int64, err error, wrote bool) {
 	var dl deadline
-	for {
+	// arm sets src's read deadline, and says whether to go on.
+	arm := func() bool {
 		// Re-check after arming: a finTimeout that ran meanwhile set
 		// the deadline first, and this arm may have overwritten it.
 		for {
@@ -334,7 +340,24 @@ func pipe(dst, src net.Conn, idle *atomic.Int64, stop *atomic.Bool) (n int64, er
 		}
 		// Checked after arming: relay's wake-up deadline, set after
 		// stop, may have been overwritten by this arm.
-		if stop.Load() {
+		return !stop.Load()
+	}
+	rdst, rsrc := rawOf(dst), rawOf(src)
+	if !canSplice(rdst, rsrc) {
+		mode = spliceOff
+	}
+	if mode == spliceOn {
+		if _, out, err, ok := spliceCopy(rdst, rsrc, -1, arm, nil); ok {
+			err, wrote = spliceEnd(err)
+			return out, err, wrote
+		}
+	}
+	bp := copyBufs.Get()
+	defer copyBufs.Put(bp)
+	buf := *bp
+	large := 0
+	for {
+		if !arm() {
 			return n, nil, false
 		}
 		r, rerr := src.Read(buf)
@@ -351,7 +374,33 @@ func pipe(dst, src net.Conn, idle *atomic.Int64, stop *atomic.Bool) (n int64, er
 			}
 			return n, rerr, false
 		}
+		if mode != spliceAuto {
+			continue
+		}
+		// HAProxy's fast streamer: reads that fill all but a
+		// maxrewrite's worth of the buffer.
+		if r >= len(buf)-len(buf)/16 {
+			large++
+		} else {
+			large = 0
+		}
+		if large >= fastReads {
+			mode = spliceOff
+			if _, out, err, ok := spliceCopy(rdst, rsrc, -1, arm, nil); ok {
+				err, wrote = spliceEnd(err)
+				return n + out, err, wrote
+			}
+		}
 	}
+}
+
+// spliceEnd turns the error that ended spliceCopy into pipe's results.
+func spliceEnd(err error) (error, bool) {
+	if err == nil || err == io.EOF {
+		return nil, false
+	}
+	var oe *net.OpError
+	return err, errors.As(err, &oe) && oe.Op == "write"
 }
 
 // drainPending reads and drops what the peer sent that nobody read, so

@@ -35,7 +35,7 @@ var gapCases = []struct {
 	{"use-server", inBackend("!use-server s1 if TRUE"), "use-server", true},
 	{"force-persist", inBackend("!force-persist if TRUE"), "force-persist", true},
 	{"cpu-map", inGlobal("!cpu-map 1 0"), "cpu-map", false},
-	{"splice-auto", inFrontend("!option splice-auto"), "option splice-auto", false},
+	{"tcpka", inFrontend("!option tcpka"), "option tcpka", false},
 	{"dh-param", inGlobal("!tune.ssl.default-dh-param 2048"), "tune.ssl.default-dh-param", false},
 	{"bind-tfo", inFrontend("!bind 127.0.0.1:@PORT@ tfo"), "tfo", false},
 	{"server-tfo", inBackend("!server s2 127.0.0.1:2 tfo"), "tfo", false},
