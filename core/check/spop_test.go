@@ -99,6 +99,7 @@ func TestSPOPCheck(t *testing.T) {
 		{"stream-id", append(spoaHello("2.0", 1024)[:9:9], append([]byte{1}, spoaHello("2.0", 1024)[10:]...)...), StatusL7Rsp, "invalid frame received"},
 		{"garbage", []byte("HTTP/1.0 400 Bad Request\r\n\r\n"), StatusL7Rsp, "invalid frame received"},
 		{"truncated", spoaHello("2.0", 1024)[:20], StatusL7Rsp, "invalid frame received"},
+		{"short", []byte{0, 0}, StatusL7Rsp, "invalid frame received"},
 		{"disconnect", spoaDiscon(spopErrBadFrameSize, "too big for me"), StatusL7Rsp, "max-frame-size too big or too small"},
 		{"disconnect-normal", spoaDiscon(0, ""), StatusL7Rsp, "normal"},
 		{"disconnect-unknown", spoaDiscon(1000, "?"), StatusL7Rsp, "an unknown error occurred"},
@@ -176,4 +177,60 @@ func TestSPOPCheckCountsTwice(t *testing.T) {
 	if st := s.Health.Snapshot(); st.Desc != "" || st.Status != StatusL7OK {
 		t.Errorf("stat info %q status %s, want empty info, L7OK", st.Desc, st.Status)
 	}
+}
+
+// FuzzSPOPAgentFrame feeds arbitrary answers to the spop-check decoder:
+// it must never panic nor read past the frame, and only a well-formed
+// AGENT-HELLO may pass.
+func FuzzSPOPAgentFrame(f *testing.F) {
+	f.Add(spoaHello("2.0", 16380))
+	f.Add(spoaDiscon(3, "too big"))
+	f.Add(spoaFrame(spopAgentHello, spopFlagFin, spoaStr("version", "2.0"), spoaUint("max-frame-size", 1<<40)))
+	f.Add([]byte{0, 0, 0, 0})
+	f.Add([]byte("\x00\x00\x00\x0ae\x00\x00\x00\x01\x00\x00\x07version"))
+	rules := SPOPRuleset()
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) > 4 {
+			frame := in[4:]
+			code, ok := spopCheckAgentFrame(frame)
+			if ok && (code != spopErrNone || frame[0] != spopAgentHello) {
+				t.Fatalf("passed with code %d, type %d", code, frame[0])
+			}
+			if !ok && spopErrorText(code) == "" {
+				t.Fatalf("no text for code %d", code)
+			}
+			// A passing frame still passes with bytes after it: the length
+			// prefix bounds it.
+			if ok {
+				if _, ok2 := spopCheckAgentFrame(frame); !ok2 {
+					t.Fatal("not deterministic")
+				}
+			}
+		}
+		for _, last := range []bool{false, true} {
+			p := &probe{rules: &Rules{Set: rules, Proto: ProtoSPOP}, target: &Target{}, vars: map[string]value{}, in: in}
+			ret := spopExpect(p, rules.Rules[len(rules.Rules)-1], last)
+			if last && ret == evalWait {
+				t.Fatal("waits after the last read")
+			}
+			if ret == evalStop && p.out.Status != StatusL7Rsp {
+				t.Fatalf("stopped with %s", p.out.Status)
+			}
+		}
+	})
+}
+
+// FuzzSPOPVarint checks that SPOP's variable-length integers read back as
+// written.
+func FuzzSPOPVarint(f *testing.F) {
+	for _, v := range []uint64{0, 239, 240, 2287, 2288, 16380, 1<<64 - 1} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v uint64) {
+		b := spopPutVarint(nil, v)
+		r := &spopReader{b: b, ok: true}
+		if got := r.varint(); !r.ok || got != v || len(r.b) != 0 {
+			t.Fatalf("%d encoded as %x read back as %d (ok %v, %d left)", v, b, got, r.ok, len(r.b))
+		}
+	})
 }
