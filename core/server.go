@@ -173,7 +173,7 @@ func parseSocks4Addr(a string) (string, error) {
 		s = strings.TrimPrefix(s, pfx)
 	}
 	if strings.Contains(s, "@") || strings.HasPrefix(s, "/") {
-		return "", fmt.Errorf("'socks4 %s' : only a TCP proxy address is supported by goha.", a)
+		return "", fmt.Errorf("'socks4 %s' is not supported by goha.", a)
 	}
 	var host, port string
 	if strings.HasPrefix(s, "[") {
