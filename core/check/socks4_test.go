@@ -153,3 +153,24 @@ func TestSocks4Check(t *testing.T) {
 	}
 	wantOutcome(t, run(t, httpchk, target("127.0.0.1:"+itoa(closedPort(t)), true), to), StatusL4Con, 0, "Connection refused")
 }
+
+// As in HAProxy, check-via-socks4 sends the agent check through the proxy
+// too.
+func TestSocks4AgentCheck(t *testing.T) {
+	agent := newResponder(t, func(c net.Conn) { io.WriteString(c, "down #via proxy\n") })
+	px := newSocks4Proxy(t, "grant")
+	o := ServerOptions{Check: true, AgentCheck: true}
+	o.Health.Socks4, o.Health.ViaSocks4 = px.addr(), true
+	o.Agent.Port = agent.port()
+	cfg := o.Config("be", "s", "127.0.0.1", closedPort(t), nil, Timeouts{})
+	s := NewServer(cfg, nil)
+	r, tg := s.Agent.targetLocked()
+	out := run(t, r, &tg, shortTO)
+	if out.Agent == nil || !out.Agent.HealthDown() {
+		t.Fatalf("agent reply not read through the proxy: %+v", out)
+	}
+	want := fmt.Sprintf("0401%04x7f000001484150726f787900", agent.port())
+	if reqs := px.requests(); len(reqs) != 1 || fmt.Sprintf("%x", reqs[0]) != want {
+		t.Fatalf("proxy requests %x, want one %s", reqs, want)
+	}
+}
