@@ -26,6 +26,7 @@ func init() {
 		Keyword{Name: "option smtpchk", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
 		Keyword{Name: "option ldap-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
 		Keyword{Name: "option ssl-hello-chk", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
+		Keyword{Name: "option spop-check", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: checkRule},
 	)
 }
 

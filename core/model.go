@@ -248,6 +248,7 @@ type ServerConf struct {
 	CheckPort      int
 	CheckAddr      string
 	CheckSendProxy bool
+	CheckViaSocks4 bool
 	CheckSSL       bool
 	CheckSNI       string
 	Agent          bool
@@ -266,6 +267,9 @@ type ServerConf struct {
 	SendProxy      bool
 	SendProxyV2    bool
 	Resolvers      string
+	// Socks4 is the SOCKS4 proxy ("socks4" keyword) the server is reached
+	// through, "ip:port"; "" for none.
+	Socks4 string
 
 	PoolLowConn    int
 	PoolMaxConn    int

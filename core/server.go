@@ -20,6 +20,9 @@ type serverKeyword struct {
 	Parse         func(s *ServerConf, args []string) error
 	Unimplemented Gap
 	NoDefault     bool // not allowed on default-server (id, cookie values, ...)
+	// Missing is HAProxy's message when the arguments are missing; the
+	// generic one is used when empty.
+	Missing string
 }
 
 var serverKeywords = map[string]serverKeyword{}
@@ -139,7 +142,15 @@ func init() {
 		"redir":            {Args: 1, Unimplemented: Refused},
 		"source":           {Args: 1, Unimplemented: Refused},
 		"usesrc":           {Args: 1, Unimplemented: Refused},
-		"socks4":           {Args: 1, Unimplemented: Refused},
+		"socks4": {Args: 1, Missing: "'socks4' expects <addr>:<port> as argument..", Parse: func(s *ServerConf, a []string) error {
+			addr, err := parseSocks4Addr(a[0])
+			if err != nil {
+				return err
+			}
+			s.Socks4 = addr
+			return nil
+		}},
+		"check-via-socks4": {Parse: func(s *ServerConf, a []string) error { s.CheckViaSocks4 = true; return nil }},
 		// Tuning of the TCP connection: the bytes exchanged are the same.
 		"tfo":    {Unimplemented: Warned},
 		"tcp-ut": {Args: 1, Unimplemented: Warned},
@@ -147,6 +158,66 @@ func init() {
 		// elsewhere.
 		"log-proto": {Args: 1, Unimplemented: Warned},
 	})
+}
+
+// parseSocks4Addr reads the "socks4" address, <ip or name>:<port>, with
+// HAProxy's complaints; a name is resolved once, now. It returns the
+// address to dial.
+func parseSocks4Addr(a string) (string, error) {
+	// Some of HAProxy's address errors come indented on lines of their own.
+	indented := func(format string, args ...any) error {
+		return fmt.Errorf("\n  'socks4 %s' : %s\n  \n.", a, fmt.Sprintf(format, args...))
+	}
+	s := a
+	for _, pfx := range []string{"ipv4@", "ipv6@", "tcp@", "tcp4@", "tcp6@"} {
+		s = strings.TrimPrefix(s, pfx)
+	}
+	if strings.Contains(s, "@") || strings.HasPrefix(s, "/") {
+		return "", fmt.Errorf("'socks4 %s' is not supported by goha.", a)
+	}
+	var host, port string
+	if strings.HasPrefix(s, "[") {
+		end := strings.Index(s, "]")
+		if end < 0 {
+			return "", indented("invalid address: '%s' in '%s'", s, a)
+		}
+		host, port = s[1:end], strings.TrimPrefix(s[end+1:], ":")
+		if !strings.HasPrefix(s[end+1:], ":") {
+			port = ""
+		}
+	} else if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		host, port = s[:i], s[i+1:]
+	} else {
+		host = s
+	}
+	if port == "" {
+		return "", fmt.Errorf("'socks4 %s' : missing port specification in '%s'.", a, a)
+	}
+	if strings.Contains(port, "-") {
+		return "", fmt.Errorf("'socks4 %s' : port range not permitted here in '%s'.", a, a)
+	}
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return "", indented("invalid character '%c' in port number '%s' in '%s'", port[i], port, a)
+		}
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("'socks4 %s' : invalid port '%s'.", a, port)
+	}
+	var ip netip.Addr
+	switch {
+	case host == "":
+		ip = netip.IPv4Unspecified()
+	default:
+		if ip, err = netip.ParseAddr(host); err != nil {
+			var ok bool
+			if ip, ok = resolveHost(host); !ok {
+				return "", indented("invalid address: '%s' in '%s'", host, a)
+			}
+		}
+	}
+	return net.JoinHostPort(ip.Unmap().String(), port), nil
 }
 
 // onlyDefault accepts the values that ask for what goha does anyway
@@ -251,6 +322,9 @@ func applyServerArgs(sc *ServerConf, name string, args []string, isDefault bool,
 			return append(errs, fmt.Errorf("%s", msg))
 		}
 		if i+1+k.Args > len(args) {
+			if k.Missing != "" {
+				return append(errs, fmt.Errorf("%s", k.Missing))
+			}
 			return append(errs, fmt.Errorf("'%s' expects %d argument(s).", kw, k.Args))
 		}
 		vals := args[i+1 : i+1+k.Args]

@@ -43,7 +43,7 @@ func (b *Backend) InheritFrom(def *Backend) {
 }
 
 // CheckOptions lists the "option" keywords handled by Backend.Option.
-var CheckOptions = []string{"httpchk", "redis-check", "mysql-check", "pgsql-check", "smtpchk", "ldap-check", "ssl-hello-chk", "tcp-check"}
+var CheckOptions = []string{"httpchk", "redis-check", "mysql-check", "pgsql-check", "smtpchk", "ldap-check", "ssl-hello-chk", "spop-check", "tcp-check"}
 
 // IsCheckOption reports whether "option <name>" selects a check type.
 func IsCheckOption(name string) bool {
@@ -88,6 +88,11 @@ func (b *Backend) Option(words []string) error {
 			return err
 		}
 		b.selectShared(LDAPRuleset(), ProtoLDAP, nil)
+	case "spop-check":
+		if err := tooMany(words, 0); err != nil {
+			return err
+		}
+		b.selectShared(SPOPRuleset(), ProtoSPOP, nil)
 	case "smtpchk":
 		if err := tooMany(words, 2); err != nil {
 			return err

@@ -17,6 +17,8 @@
 //	parse.go    tcp-check / http-check rule parsers
 //	backend.go  per-backend check configuration (options, inheritance, finalize)
 //	protocols.go the shared protocol rulesets and their custom expects
+//	spop.go     spop-check: the SPOP hello frames and their decoder
+//	socks4.go   the SOCKS4 handshake of checks (and of server traffic)
 //	exec.go     the executor: one probe, one Outcome
 //	httpresp.go HTTP/1.x response parsing and http-check expects
 //	agent.go    agent reply parsing

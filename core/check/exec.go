@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -38,6 +39,11 @@ type Target struct {
 	SNI       string   // check-sni
 	ALPN      []string // check-alpn
 	SendProxy bool     // check-send-proxy: PROXY v1 header first
+	// Socks4 is the server's SOCKS4 proxy ("socks4 <addr>:<port>"), ""
+	// without one. The default connect goes through it when ViaSocks4
+	// (check-via-socks4) is set, a "connect via-socks4" rule always.
+	Socks4    string
+	ViaSocks4 bool
 	// TLS is the base TLS configuration; nil means no certificate
 	// verification (verify none).
 	TLS *tls.Config
@@ -76,6 +82,10 @@ type Outcome struct {
 	// Agent is the parsed reply of an agent check, nil otherwise or when no
 	// complete line arrived.
 	Agent *AgentReply
+	// Prior is a result the ruleset reported before its end (spop-check's
+	// "SPOA server is ok"). HAProxy applies it, and logs it, on its own
+	// before the final result, so it moves the rise/fall counter too.
+	Prior *Outcome
 }
 
 // Result maps the outcome's status to its effect on the rise/fall counter.
@@ -113,6 +123,7 @@ type probe struct {
 	out      Outcome
 	agentRep *AgentReply
 	http     *httpResponse
+	prior    *Outcome
 }
 
 // Run runs a check ruleset once against the target and returns HAProxy's
@@ -152,6 +163,19 @@ func (p *probe) setStatus(st Status, desc string) {
 	p.out.Status = st
 	p.out.Desc = desc
 	p.out.Duration = time.Since(p.start)
+	if p.prior != nil {
+		// HAProxy measures a probe once, at its first result.
+		p.out.Duration = p.prior.Duration
+		p.out.Prior = p.prior
+	}
+}
+
+// setPrior records a result reported before the end of the ruleset.
+func (p *probe) setPrior(st Status, desc string) {
+	if p.done || p.prior != nil {
+		return
+	}
+	p.prior = &Outcome{Status: st, Code: p.out.Code, Desc: desc, Duration: time.Since(p.start)}
 }
 
 func (p *probe) env() *evalEnv {
@@ -431,6 +455,11 @@ func (p *probe) connect(r *Rule) evalRet {
 		p.setStatus(StatusSockErr, "")
 		return evalStop
 	}
+	dialAddr := net.JoinHostPort(host, strconv.Itoa(port))
+	viaSocks := t.Socks4 != "" && (c.ViaSocks4 || (c.Default && t.ViaSocks4))
+	if viaSocks {
+		dialAddr = t.Socks4
+	}
 
 	now := time.Now()
 	p.deadline = now.Add(p.to.Inter)
@@ -441,13 +470,17 @@ func (p *probe) connect(r *Rule) evalRet {
 	defer cancel()
 	p.l4 = true
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	conn, err := d.DialContext(ctx, "tcp", dialAddr)
 	if err != nil {
 		// A reset right after the handshake reaches Go's dial as a connect
 		// error (it reads SO_ERROR once the RST is in); the connection was
 		// established, so HAProxy sees a socket error, not a layer 4 one.
 		if errors.Is(err, syscall.ECONNRESET) {
 			p.l4 = false
+			if viaSocks {
+				p.setStatus(StatusSockErr, (&Socks4Error{Text: socks4Aborted, Err: err}).Error()+p.stepInfo())
+				return evalStop
+			}
 		}
 		p.connErr(err, isTimeout(err) || ctx.Err() != nil)
 		return evalStop
@@ -457,6 +490,11 @@ func (p *probe) connect(r *Rule) evalRet {
 	conn.SetDeadline(p.deadline)
 	// Cancelling the probe wakes any blocked read or write at once.
 	p.unhook = context.AfterFunc(p.ctx, func() { conn.SetDeadline(time.Now()) })
+	if viaSocks {
+		if !p.socks4(conn, host, port) {
+			return evalStop
+		}
+	}
 	if sendProxy {
 		if _, err := io.WriteString(conn, proxyHeader(conn)); err != nil {
 			p.connErr(err, isTimeout(err))
@@ -489,6 +527,35 @@ func (p *probe) connect(r *Rule) evalRet {
 		p.conn.SetDeadline(p.deadline)
 	}
 	return evalContinue
+}
+
+// socks4 runs the SOCKS4 handshake of a check connection, reporting a
+// failure as HAProxy does: the connection to the proxy is established, so
+// a refused or broken handshake is a socket error, and one the proxy
+// leaves unfinished expires as a layer 7 timeout.
+func (p *probe) socks4(conn net.Conn, host string, port int) bool {
+	ip, _ := netip.ParseAddr(host)
+	err := Socks4Connect(conn, netip.AddrPortFrom(ip, uint16(port)))
+	if err == nil {
+		return true
+	}
+	var se *Socks4Error
+	switch {
+	case !errors.As(err, &se):
+		p.connErr(err, true)
+	case se.Incomplete:
+		// HAProxy keeps waiting for the rest of the reply.
+		t := time.NewTimer(time.Until(p.deadline))
+		select {
+		case <-t.C:
+		case <-p.ctx.Done():
+		}
+		t.Stop()
+		p.connErr(os.ErrDeadlineExceeded, true)
+	default:
+		p.setStatus(StatusSockErr, se.Error()+p.stepInfo())
+	}
+	return false
 }
 
 // proxyHeader builds a PROXY protocol v1 line for a check connection.

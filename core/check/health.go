@@ -108,6 +108,11 @@ type Settings struct {
 	SendProxy bool
 	TLS       *tls.Config
 	AgentSend string // agent-send
+	// Socks4 and ViaSocks4 are the server's "socks4" proxy and its
+	// check-via-socks4; HAProxy sends the agent check through the proxy
+	// too when check-via-socks4 is set.
+	Socks4    string
+	ViaSocks4 bool
 }
 
 // Verdict is what a finished probe asks of the server's state. Core still
@@ -633,6 +638,7 @@ func (c *Check) targetLocked() (*Rules, Target) {
 	s := c.srv
 	t := Target{Addr: s.addr, Port: s.port, CheckAddr: c.set.Addr, CheckPort: c.set.Port,
 		SSL: c.set.SSL, SNI: c.set.SNI, ALPN: c.set.ALPN, SendProxy: c.set.SendProxy, TLS: c.set.TLS,
+		Socks4: c.set.Socks4, ViaSocks4: c.set.ViaSocks4,
 		ServerDown: s.op == OpStopped, Backend: s.Backend, Server: s.Name}
 	return c.set.Rules, t
 }
@@ -706,9 +712,19 @@ func (c *Check) conclude(ctx context.Context, o Outcome) {
 	}
 	s.mu.Lock()
 	c.state &^= StInProgress
+	var prior *Report
+	if o.Prior != nil {
+		// The server's state follows the probe's last result only.
+		r := c.applyLocked(*o.Prior)
+		r.Verdict = VerdictNone
+		prior = &r
+	}
 	rep := c.applyLocked(o)
 	s.mu.Unlock()
 	if s.reporter != nil {
+		if prior != nil {
+			s.reporter.CheckResult(*prior)
+		}
 		s.reporter.CheckResult(rep)
 	}
 }

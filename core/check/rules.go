@@ -30,6 +30,7 @@ const (
 	ProtoLDAP    Proto = 0x60  // option ldap-check
 	ProtoSSL3    Proto = 0x70  // option ssl-hello-chk
 	ProtoAgent   Proto = 0x80  // agent-check
+	ProtoSPOP    Proto = 0x90  // option spop-check
 	ProtoTCP     Proto = 0xFF0 // option tcp-check with tcp-check rules
 )
 

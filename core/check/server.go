@@ -27,7 +27,7 @@ type ServerOptions struct {
 // ServerKeywords lists the keywords ServerOptions.Parse handles.
 var ServerKeywords = []string{
 	"addr", "agent-addr", "agent-check", "agent-inter", "agent-port", "agent-send",
-	"check", "check-alpn", "check-send-proxy", "check-sni", "check-ssl", "downinter",
+	"check", "check-alpn", "check-send-proxy", "check-sni", "check-ssl", "check-via-socks4", "downinter",
 	"error-limit", "fall", "fastinter", "inter", "no-agent-check", "no-check",
 	"no-check-send-proxy", "no-check-ssl", "observe", "on-error", "port", "rise",
 }
@@ -140,6 +140,9 @@ func (o *ServerOptions) Parse(words []string, i int, server string, httpMode boo
 		return 1, nil
 	case "no-check-send-proxy":
 		o.Health.SendProxy = false
+		return 1, nil
+	case "check-via-socks4":
+		o.Health.ViaSocks4 = true
 		return 1, nil
 	case "check-sni":
 		if v == "" {
@@ -312,6 +315,9 @@ func (o *ServerOptions) Config(backend, name, addr string, port int, rules *Rule
 			a.Inter = o.Health.Inter
 		}
 		a.Rules = AgentRules(a.AgentSend)
+		// HAProxy judges the agent's connect by the health check's
+		// check-via-socks4.
+		a.Socks4, a.ViaSocks4 = o.Health.Socks4, o.Health.ViaSocks4
 		cfg.Agent = &a
 	}
 	return cfg

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"goha/core"
+	"goha/core/check"
 	"goha/core/http1"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -340,7 +342,11 @@ func (s *server) dialServer(ctx context.Context, client net.Conn, timeout time.D
 		if port == 0 {
 			port = clientPort(client)
 		}
-		c, err = d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), strconv.Itoa(port)))
+		if s.Socks4 != "" {
+			c, err = dialSocks4(ctx, &d, s.Socks4, netip.AddrPortFrom(a.IP, uint16(port)), timeout)
+		} else {
+			c, err = d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), strconv.Itoa(port)))
+		}
 	}
 	if err != nil {
 		return nil, gen, err
@@ -353,6 +359,31 @@ func (s *server) dialServer(ctx context.Context, client net.Conn, timeout time.D
 		c, err = tlsHandshake(c, tcfg, timeout, sni)
 	}
 	return c, gen, err
+}
+
+// dialSocks4 reaches dst through the SOCKS4 proxy of a "socks4" server;
+// the handshake shares the connect timeout, as in HAProxy where it is
+// part of establishing the connection.
+func dialSocks4(ctx context.Context, d *net.Dialer, proxy string, dst netip.AddrPort, timeout time.Duration) (net.Conn, error) {
+	start := time.Now()
+	c, err := d.DialContext(ctx, "tcp", proxy)
+	if err != nil {
+		return nil, err
+	}
+	if timeout > 0 {
+		c.SetDeadline(start.Add(timeout))
+	}
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
+	err = check.Socks4Connect(c, dst)
+	if !stop() && err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.SetDeadline(time.Time{})
+	return c, nil
 }
 
 // tlsHandshake runs a client handshake on a new server connection.

@@ -27,6 +27,7 @@ func (s *server) checkConfig() check.ServerConfig {
 		Rise: s.Rise, Fall: s.Fall, Addr: s.CheckAddr, Port: s.CheckPort,
 		SSL: s.CheckSSL || (s.SSL == 1 && s.CheckPort == 0 && s.CheckAddr == ""),
 		SNI: s.CheckSNI, SendProxy: s.CheckSendProxy || ((s.SendProxy || s.SendProxyV2) && s.CheckPort == 0 && s.CheckAddr == ""),
+		Socks4: s.Socks4, ViaSocks4: s.CheckViaSocks4,
 	}
 	if hs.SSL {
 		hs.TLS = &tls.Config{InsecureSkipVerify: true}
