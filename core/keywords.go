@@ -172,7 +172,12 @@ func (b *builder) dispatch(sec *config.Section, p *Proxy, ln config.Line) {
 		return
 	}
 	if k.Scope&scope == 0 {
-		// Known in proxies, but not for this capability: HAProxy warns.
+		// Known in proxies, but not for this capability: HAProxy warns,
+		// after counting an option's words.
+		if strings.HasPrefix(k.Name, "option ") && k.Args != ArgsAny && len(args) > k.Args && k.TooMany == nil {
+			b.report(ln.Pos, errf("'%s' cannot handle unexpected argument '%s'.", k.Name, args[k.Args]))
+			return
+		}
 		b.d.Add(diag.Diag{Sev: diag.Warning, Pos: ln.Pos, Parsing: true,
 			Msg: fmt.Sprintf("'%s' ignored because %s '%s' has no %s capability.",
 				k.Name, secName, sec.Name, missingCap(k.Scope))})

@@ -1,60 +1,64 @@
 package sample
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/hex"
+	"errors"
 	"fmt"
-	"net"
 	"net/netip"
+	"os"
 	"regexp"
 	"strings"
 
-	"goha/core/http1"
+	"goha/core/diag"
 )
 
-// ACLs and conditions, for use_backend and http-request/response rules.
-// They are compiled once after parsing; evaluation reads the parsed head in
-// place and allocates nothing.
+// ACLs and conditions. A criterion is a sample expression, a matching
+// method and patterns; it matches when any value of the expression (any
+// occurrence of a header) matches any pattern. They are compiled once,
+// while the configuration is read; evaluation reads the message in place.
 
-type matchKind int
+type matchKind uint8
 
 const (
-	matchStr matchKind = iota // exact
+	matchFound matchKind = iota
+	matchBool
+	matchInt
+	matchIP
+	matchBin
+	matchLen
+	matchStr
 	matchBeg
 	matchEnd
 	matchSub
 	matchReg
-	matchFound
-	matchIP
+	matchDir
+	matchDom
 )
 
-// fetch says which part of the request a criterion reads.
-type fetchKind int
-
-const (
-	fetchPath fetchKind = iota
-	fetchURL
-	fetchHdr
-	fetchMethod
-	fetchSrc
-	fetchAlways
-	fetchNever
-	fetchStatus
-)
-
-// Term is one compiled criterion: a fetch, a match and its patterns.
-type Term struct {
-	fetch    fetchKind
-	hdr      string
-	match    matchKind
-	nocase   bool
-	pats     [][]byte
-	res      []*regexp.Regexp
-	prefixes []netip.Prefix
-	codes    []int
+var matchNames = map[string]matchKind{
+	"found": matchFound, "bool": matchBool, "int": matchInt, "ip": matchIP, "bin": matchBin,
+	"len": matchLen, "str": matchStr, "beg": matchBeg, "end": matchEnd, "sub": matchSub,
+	"reg": matchReg, "dir": matchDir, "dom": matchDom,
 }
 
-// condTerm is a possibly negated reference to a named ACL (a list of terms
-// ORed together) or to an anonymous one.
+// Term is one compiled criterion.
+type Term struct {
+	expr   *SampleExpr
+	match  matchKind
+	nocase bool
+	pats   [][]byte // str, beg, end, sub, dir, dom, bin (lowercased with -i)
+	exact  map[string]struct{}
+	res    []*regexp.Regexp
+	ints   []intRange
+	nets   []netip.Prefix
+}
+
+type intRange struct{ lo, hi int64 }
+
+// condTerm is a possibly negated reference to a named ACL (terms ORed
+// together) or to an anonymous one.
 type condTerm struct {
 	neg   bool
 	terms []*Term
@@ -66,25 +70,30 @@ type Cond struct {
 	ors    [][]condTerm
 }
 
-// Request is what conditions and expressions look at: the message head
-// being handled (a request, or a response with its status) and the client.
-type Request struct {
-	Head   *http1.Head
-	Client net.Addr
-	Status int
+// derived are the ACL keywords that name a fetch and a matching method
+// at once (path_beg is path -m beg), by suffix.
+var derived = []struct {
+	suffix string
+	match  matchKind
+}{
+	{"_beg", matchBeg}, {"_end", matchEnd}, {"_sub", matchSub}, {"_reg", matchReg},
+	{"_dir", matchDir}, {"_dom", matchDom}, {"_len", matchLen}, {"_ip", matchIP},
+	{"_val", matchInt}, {"_found", matchFound},
 }
 
-var criteria = map[string]struct {
-	fetch fetchKind
-	match matchKind
-}{
-	"path": {fetchPath, matchStr}, "path_beg": {fetchPath, matchBeg}, "path_end": {fetchPath, matchEnd},
-	"path_sub": {fetchPath, matchSub}, "path_reg": {fetchPath, matchReg},
-	"url": {fetchURL, matchStr}, "url_beg": {fetchURL, matchBeg}, "url_end": {fetchURL, matchEnd},
-	"url_sub": {fetchURL, matchSub}, "url_reg": {fetchURL, matchReg},
-	"method": {fetchMethod, matchStr}, "src": {fetchSrc, matchIP},
-	"always_true": {fetchAlways, matchFound}, "always_false": {fetchNever, matchFound},
-	"status": {fetchStatus, matchStr},
+// defaultMatch is the method a criterion without -m uses, from its type.
+func defaultMatch(t Type) matchKind {
+	switch t {
+	case TBool:
+		return matchBool
+	case TSint:
+		return matchInt
+	case TIPv4, TIPv6, TAddr:
+		return matchIP
+	case TBin:
+		return matchBin
+	}
+	return matchStr
 }
 
 // CompileACL compiles `<criterion> [flags] [values...]`.
@@ -92,57 +101,76 @@ func CompileACL(words []string) (*Term, error) {
 	if len(words) == 0 {
 		return nil, fmt.Errorf("missing fetch method")
 	}
-	crit := words[0]
 	t := &Term{}
-	if name, arg, ok := strings.Cut(crit, "("); ok && strings.HasSuffix(arg, ")") {
-		arg = strings.TrimSuffix(arg, ")")
-		switch name {
-		case "hdr", "req.hdr", "hdr_beg", "hdr_end", "hdr_sub", "hdr_reg", "hdr_dom", "hdr_cnt":
-			t.fetch, t.hdr = fetchHdr, strings.ToLower(arg)
-			switch name {
-			case "hdr_beg":
-				t.match = matchBeg
-			case "hdr_end":
-				t.match = matchEnd
-			case "hdr_sub":
-				t.match = matchSub
-			case "hdr_reg":
-				t.match = matchReg
-			default:
-				t.match = matchStr
-			}
-		default:
-			return nil, fmt.Errorf("unknown fetch method '%s' in ACL expression '%s'.", name, crit)
+	crit := words[0]
+	explicit := false
+	e, n, err := ParseExpr(crit)
+	if err != nil || n < len(crit) {
+		// A derived keyword: the fetch's name with a method's suffix.
+		name, rest, _ := strings.Cut(crit, "(")
+		if rest != "" || strings.HasSuffix(crit, "(") {
+			rest = "(" + rest
 		}
-	} else if c, ok := criteria[crit]; ok {
-		t.fetch, t.match = c.fetch, c.match
-	} else {
-		return nil, fmt.Errorf("unknown fetch method '%s' in ACL expression '%s'.", crit, crit)
+		found := false
+		for _, d := range derived {
+			base, ok := strings.CutSuffix(name, d.suffix)
+			if !ok || fetches[base] == nil {
+				continue
+			}
+			e2, n2, err2 := ParseExpr(base + rest)
+			if err2 != nil {
+				return nil, err2
+			}
+			if n2 < len(base+rest) {
+				return nil, fmt.Errorf("unexpected '%s' after '%s'", (base + rest)[n2:], crit)
+			}
+			e, t.match, explicit, found = e2, d.match, true, true
+			break
+		}
+		if !found {
+			var uf *errUnknownFetch
+			if errors.As(err, &uf) {
+				return nil, fmt.Errorf("unknown fetch method '%s' in ACL expression '%s'.", uf.name, crit)
+			}
+			if err == nil {
+				err = fmt.Errorf("unexpected '%s' after '%s'", crit[n:], crit[:n])
+			}
+			return nil, err
+		}
+	}
+	t.expr = e
+	if !explicit {
+		t.match = defaultMatch(e.Out())
 	}
 	vals := words[1:]
+	var files []string
+	mapFile := false
 	for len(vals) > 0 && strings.HasPrefix(vals[0], "-") {
 		switch vals[0] {
 		case "-i":
 			t.nocase = true
+		case "-n":
 		case "-m":
 			if len(vals) < 2 {
 				return nil, fmt.Errorf("missing matching method after '-m'")
 			}
-			switch vals[1] {
-			case "str":
-				t.match = matchStr
-			case "beg":
-				t.match = matchBeg
-			case "end":
-				t.match = matchEnd
-			case "sub":
-				t.match = matchSub
-			case "reg":
-				t.match = matchReg
-			case "found":
-				t.match = matchFound
-			default:
-				return nil, fmt.Errorf("unknown matching method '%s'", vals[1])
+			m, ok := matchNames[vals[1]]
+			if !ok {
+				return nil, fmt.Errorf("unknown matching method '%s' for ACL keyword '%s'", vals[1], crit)
+			}
+			t.match = m
+			vals = vals[1:]
+		case "-M":
+			mapFile = true
+		case "-f":
+			if len(vals) < 2 {
+				return nil, fmt.Errorf("'-f' expects a file name")
+			}
+			files = append(files, vals[1])
+			vals = vals[1:]
+		case "-u":
+			if len(vals) < 2 {
+				return nil, fmt.Errorf("'-u' expects a unique id")
 			}
 			vals = vals[1:]
 		case "--":
@@ -154,125 +182,342 @@ func CompileACL(words []string) (*Term, error) {
 		vals = vals[1:]
 	}
 values:
-	for _, v := range vals {
-		switch t.match {
-		case matchReg:
-			expr := v
-			if t.nocase {
-				expr = "(?i)" + v
+	if !castable[e.Out()][matchInput(t.match)] {
+		return nil, fmt.Errorf("ACL keyword '%s' (type %s) cannot match with method '%s'", crit, e.Out(), matchName(t.match))
+	}
+	for _, f := range files {
+		pats, err := readPatterns(f, mapFile)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pats {
+			if err := t.addPattern(p); err != nil {
+				return nil, fmt.Errorf("'%s' in file '%s': %v", p, f, err)
 			}
-			re, err := regexp.Compile(expr)
-			if err != nil {
-				return nil, fmt.Errorf("regex '%s' is invalid", v)
-			}
-			t.res = append(t.res, re)
-		case matchIP:
-			p, err := ParseNetwork(v)
-			if err != nil {
-				return nil, fmt.Errorf("'%s' is not a valid IPv4 or IPv6 address", v)
-			}
-			t.prefixes = append(t.prefixes, p)
-		default:
-			if t.fetch == fetchStatus {
-				var code int
-				fmt.Sscanf(v, "%d", &code)
-				t.codes = append(t.codes, code)
-				continue
-			}
-			t.pats = append(t.pats, []byte(v))
 		}
 	}
-	if t.fetch == fetchHdr && len(vals) == 0 && t.match == matchStr {
-		t.match = matchFound
+	if t.match == matchInt {
+		// Integer patterns may be an operator and a value: "gt 3".
+		for i := 0; i < len(vals); i++ {
+			v := vals[i]
+			switch v {
+			case "eq", "ge", "gt", "le", "lt":
+				if i+1 >= len(vals) {
+					return nil, fmt.Errorf("missing value after operator '%s'", v)
+				}
+				n, ok := parseSint([]byte(vals[i+1]))
+				if !ok {
+					return nil, fmt.Errorf("'%s' is not a number", vals[i+1])
+				}
+				t.ints = append(t.ints, opRange(v, n))
+				i++
+				continue
+			}
+			if err := t.addPattern(v); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		for _, v := range vals {
+			if err := t.addPattern(v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if t.match == matchStr && len(t.pats) > 8 {
+		t.exact = make(map[string]struct{}, len(t.pats))
+		for _, p := range t.pats {
+			t.exact[string(p)] = struct{}{}
+		}
 	}
 	return t, nil
 }
 
-func (t *Term) Eval(v *Request) bool {
-	var s []byte
-	switch t.fetch {
-	case fetchAlways:
-		return true
-	case fetchNever:
-		return false
-	case fetchPath, fetchURL, fetchMethod, fetchHdr:
-		if v.Head == nil {
-			// A tcp stream has no HTTP message: such a criterion never
-			// matches there, as in HAProxy.
-			return false
+func matchName(m matchKind) string {
+	for k, v := range matchNames {
+		if v == m {
+			return k
 		}
 	}
-	switch t.fetch {
-	case fetchPath:
-		s = v.Head.Path()
-	case fetchURL:
-		s = v.Head.URI()
-	case fetchMethod:
-		s = v.Head.MethodBytes()
-	case fetchStatus:
-		for _, c := range t.codes {
-			if c == v.Status {
-				return true
-			}
-		}
-		return false
-	case fetchSrc:
-		ta, ok := v.Client.(*net.TCPAddr)
+	return "?"
+}
+
+// matchInput is the type a matching method reads.
+func matchInput(m matchKind) Type {
+	switch m {
+	case matchFound:
+		return TAny
+	case matchBool:
+		return TBool
+	case matchInt:
+		return TSint
+	case matchIP:
+		return TAddr
+	case matchBin:
+		return TBin
+	}
+	return TStr
+}
+
+func opRange(op string, n int64) intRange {
+	const lo, hi = -1 << 63, 1<<63 - 1
+	switch op {
+	case "ge":
+		return intRange{n, hi}
+	case "gt":
+		return intRange{n + 1, hi}
+	case "le":
+		return intRange{lo, n}
+	case "lt":
+		return intRange{lo, n - 1}
+	}
+	return intRange{n, n}
+}
+
+// addPattern compiles one value for the term's method.
+func (t *Term) addPattern(v string) error {
+	switch t.match {
+	case matchFound, matchBool:
+		return fmt.Errorf("'%s' : this matching method takes no pattern", v)
+	case matchInt, matchLen:
+		r, ok := parseRange(v)
 		if !ok {
-			return false
+			return fmt.Errorf("'%s' is not a number nor a range", v)
 		}
-		a, _ := netip.AddrFromSlice(ta.IP)
-		a = a.Unmap()
-		for _, p := range t.prefixes {
+		t.ints = append(t.ints, r)
+	case matchIP:
+		p, err := ParseNetwork(v)
+		if err != nil {
+			return fmt.Errorf("'%s' is not a valid IPv4 or IPv6 address", v)
+		}
+		t.nets = append(t.nets, p)
+	case matchBin:
+		b, err := hex.DecodeString(v)
+		if err != nil {
+			return fmt.Errorf("'%s' is not a valid hexadecimal string", v)
+		}
+		t.pats = append(t.pats, b)
+	case matchReg:
+		expr := v
+		if t.nocase {
+			expr = "(?i)" + v
+		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return fmt.Errorf("regex '%s' is invalid", v)
+		}
+		t.res = append(t.res, re)
+	default:
+		b := []byte(v)
+		if t.nocase {
+			b = bytes.ToLower(b)
+		}
+		t.pats = append(t.pats, b)
+	}
+	return nil
+}
+
+// parseRange reads "N", "N:M", ":M" or "N:".
+func parseRange(v string) (intRange, bool) {
+	const lo, hi = -1 << 63, 1<<63 - 1
+	a, b, isRange := strings.Cut(v, ":")
+	if !isRange {
+		n, ok := parseSint([]byte(v))
+		return intRange{n, n}, ok
+	}
+	r := intRange{lo, hi}
+	if a != "" {
+		n, ok := parseSint([]byte(a))
+		if !ok {
+			return r, false
+		}
+		r.lo = n
+	}
+	if b != "" {
+		n, ok := parseSint([]byte(b))
+		if !ok {
+			return r, false
+		}
+		r.hi = n
+	}
+	return r, true
+}
+
+// readPatterns reads a pattern file: one pattern per line, blank lines and
+// lines starting with '#' skipped, spaces around trimmed; for a map file
+// (-M) the key, the line's first word.
+func readPatterns(name string, mapFile bool) ([]string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open pattern file <%s>", name)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || l[0] == '#' {
+			continue
+		}
+		if mapFile {
+			l = strings.Fields(l)[0]
+		}
+		out = append(out, l)
+	}
+	return out, sc.Err()
+}
+
+// Eval says whether the criterion matches.
+func (t *Term) Eval(r *Request) bool {
+	r.reset()
+	return t.eval(r)
+}
+
+func (t *Term) eval(r *Request) bool {
+	return t.expr.each(r, func(s *Sample) bool { return t.matches(r, s) })
+}
+
+func (t *Term) matches(r *Request, s *Sample) bool {
+	if !cast(r, s, matchInput(t.match)) {
+		return false
+	}
+	switch t.match {
+	case matchFound:
+		return true
+	case matchBool:
+		return s.I != 0
+	case matchInt:
+		return inRanges(t.ints, s.I)
+	case matchLen:
+		return inRanges(t.ints, int64(len(s.B)))
+	case matchIP:
+		for _, p := range t.nets {
+			a := s.IP
+			if p.Addr().Is4() && a.Is4In6() {
+				a = a.Unmap()
+			}
 			if p.Contains(a) {
 				return true
 			}
 		}
 		return false
-	case fetchHdr:
-		for i := v.Head.Index(t.hdr, 0); i >= 0; i = v.Head.Index(t.hdr, i+1) {
-			if t.match == matchFound || t.matchOne(v.Head.Value(i)) {
-				return true
-			}
-		}
-		return false
-	}
-	if t.match == matchFound {
-		return true
-	}
-	return t.matchOne(s)
-}
-
-func (t *Term) matchOne(s []byte) bool {
-	if t.match == matchReg {
+	case matchReg:
 		for _, re := range t.res {
-			if re.Match(s) {
+			if re.Match(s.B) {
 				return true
 			}
 		}
 		return false
+	}
+	b := s.B
+	if t.nocase && t.match != matchBin {
+		b = lowerInto(r, b)
+	}
+	if t.exact != nil {
+		_, ok := t.exact[string(b)]
+		return ok
 	}
 	for _, p := range t.pats {
 		var ok bool
 		switch t.match {
-		case matchStr:
-			ok = len(s) == len(p) && (bytes.Equal(s, p) || t.nocase && bytes.EqualFold(s, p))
+		case matchStr, matchBin:
+			ok = bytes.Equal(b, p)
 		case matchBeg:
-			ok = len(s) >= len(p) && (bytes.Equal(s[:len(p)], p) || t.nocase && bytes.EqualFold(s[:len(p)], p))
+			ok = bytes.HasPrefix(b, p)
 		case matchEnd:
-			ok = len(s) >= len(p) && (bytes.Equal(s[len(s)-len(p):], p) || t.nocase && bytes.EqualFold(s[len(s)-len(p):], p))
+			ok = bytes.HasSuffix(b, p)
 		case matchSub:
-			if t.nocase {
-				ok = bytes.Contains(bytes.ToLower(s), bytes.ToLower(p))
-			} else {
-				ok = bytes.Contains(s, p)
-			}
+			ok = bytes.Contains(b, p)
+		case matchDir:
+			ok = matchWord(b, p, "/?")
+		case matchDom:
+			ok = matchWord(b, p, "/?.:")
 		}
 		if ok {
 			return true
 		}
 	}
 	return false
+}
+
+func inRanges(rs []intRange, n int64) bool {
+	for _, r := range rs {
+		if n >= r.lo && n <= r.hi {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerInto(r *Request, b []byte) []byte {
+	out := r.alloc(len(b))[:len(b)]
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// matchWord says whether p appears in b between delimiters (or the ends),
+// its own leading and trailing delimiters ignored: HAProxy's dir and dom
+// methods.
+func matchWord(b, p []byte, delims string) bool {
+	isDelim := func(c byte) bool { return strings.IndexByte(delims, c) >= 0 }
+	for len(p) > 0 && isDelim(p[0]) {
+		p = p[1:]
+	}
+	for len(p) > 0 && isDelim(p[len(p)-1]) {
+		p = p[:len(p)-1]
+	}
+	if len(p) == 0 {
+		return false
+	}
+	mayMatch := true
+	for i := 0; i < len(b); i++ {
+		if isDelim(b[i]) {
+			mayMatch = true
+			continue
+		}
+		if !mayMatch {
+			continue
+		}
+		if len(b)-i < len(p) {
+			return false
+		}
+		if bytes.Equal(b[i:i+len(p)], p) && (i+len(p) == len(b) || isDelim(b[i+len(p)])) {
+			return true
+		}
+		mayMatch = false
+	}
+	return false
+}
+
+// predefined are HAProxy's predefined ACLs.
+var predefined = map[string][]string{
+	"TRUE":           {"always_true"},
+	"FALSE":          {"always_false"},
+	"HTTP":           {"req.proto_http"},
+	"HTTP_1.0":       {"req.ver", "1.0"},
+	"HTTP_1.1":       {"req.ver", "1.1"},
+	"HTTP_CONTENT":   {"req.hdr_val(content-length)", "gt", "0"},
+	"HTTP_URL_ABS":   {"url_reg", "^[^/:]*://"},
+	"HTTP_URL_SLASH": {"url_beg", "/"},
+	"HTTP_URL_STAR":  {"url", "*"},
+	"LOCALHOST":      {"src", "127.0.0.1/8", "::1"},
+	"METH_CONNECT":   {"method", "CONNECT"},
+	"METH_DELETE":    {"method", "DELETE"},
+	"METH_GET":       {"method", "GET", "HEAD"},
+	"METH_HEAD":      {"method", "HEAD"},
+	"METH_OPTIONS":   {"method", "OPTIONS"},
+	"METH_POST":      {"method", "POST"},
+	"METH_PUT":       {"method", "PUT"},
+	"METH_TRACE":     {"method", "TRACE"},
+	"RDP_COOKIE":     {"req.rdp_cookie_cnt", "gt", "0"},
+	"REQ_CONTENT":    {"req.len", "gt", "0"},
+	"WAIT_END":       {"wait_end"},
 }
 
 // CompileCond compiles the words after a rule, starting with if/unless.
@@ -333,16 +578,15 @@ func CompileCond(words []string, named map[string][]*Term) (*Cond, error) {
 		}
 		terms, ok := named[w]
 		if !ok {
-			if c, ok2 := criteria[w]; ok2 && (c.fetch == fetchAlways || c.fetch == fetchNever) {
-				t, _ := CompileACL([]string{w})
-				terms = []*Term{t}
-			} else if w == "TRUE" || w == "FALSE" {
-				k := map[string]string{"TRUE": "always_true", "FALSE": "always_false"}[w]
-				t, _ := CompileACL([]string{k})
-				terms = []*Term{t}
-			} else {
+			def, ok2 := predefined[w]
+			if !ok2 {
 				return nil, fmt.Errorf("no such ACL : '%s'", w)
 			}
+			t, err := CompileACL(def)
+			if err != nil {
+				return nil, fmt.Errorf("predefined ACL '%s' : %v", w, err)
+			}
+			terms = []*Term{t}
 		}
 		and = append(and, condTerm{neg: neg, terms: terms})
 	}
@@ -379,15 +623,34 @@ func (c *Cond) Eval(v *Request) bool {
 	return res != c.unless
 }
 
-// ParseNetwork reads an address with an optional /bits mask; an address
-// alone is a network of itself.
+// ParseNetwork reads an address with an optional /bits mask (or dotted
+// mask); an address alone is a network of itself.
 func ParseNetwork(v string) (netip.Prefix, error) {
 	if p, err := netip.ParsePrefix(v); err == nil {
 		return p.Masked(), nil
+	}
+	if a, m, ok := strings.Cut(v, "/"); ok {
+		ip, err := netip.ParseAddr(a)
+		mask, err2 := netip.ParseAddr(m)
+		if err == nil && err2 == nil && ip.Is4() && mask.Is4() {
+			mb := mask.As4()
+			bits := 0
+			for _, x := range mb {
+				for x&0x80 != 0 {
+					bits++
+					x <<= 1
+				}
+			}
+			return netip.PrefixFrom(ip, bits).Masked(), nil
+		}
 	}
 	a, err := netip.ParseAddr(v)
 	if err != nil {
 		return netip.Prefix{}, err
 	}
 	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+func suggest(word string, candidates []string) string {
+	return diag.BestMatch(word, candidates)
 }

@@ -1,0 +1,262 @@
+package sample
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Expr... see lf.go; SampleExpr is one fetch and its converters.
+type SampleExpr struct {
+	Text  string // as written
+	fetch *Fetch
+	args  []Arg
+	convs []convStep
+}
+
+type convStep struct {
+	conv *Conv
+	args []Arg
+}
+
+// Out is the type the expression gives.
+func (e *SampleExpr) Out() Type {
+	if n := len(e.convs); n > 0 {
+		return e.convs[n-1].conv.Out
+	}
+	return e.fetch.Out
+}
+
+// Need says what the expression's fetch reads.
+func (e *SampleExpr) Need() Need { return e.fetch.Need }
+
+// FetchName is the expression's fetch.
+func (e *SampleExpr) FetchName() string { return e.fetch.Name }
+
+// isIDChar says whether c may appear in a fetch or converter name.
+func isIDChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '.' || c == '_' || c == '-' || c == '+' || c == ':' || c == '$'
+}
+
+// ParseExpr reads the expression at the start of s: a fetch with its
+// arguments, then converters after commas. It returns the expression and
+// the number of bytes it used; what follows is the caller's (a ']' in a
+// log format, the end of the word in an ACL).
+func ParseExpr(s string) (*SampleExpr, int, error) {
+	i := 0
+	for i < len(s) && isIDChar(s[i]) {
+		i++
+	}
+	name := s[:i]
+	if name == "" {
+		return nil, 0, fmt.Errorf("missing fetch method")
+	}
+	f := fetches[name]
+	if f == nil {
+		return nil, 0, unknownFetch(name)
+	}
+	e := &SampleExpr{fetch: f}
+	args, n, err := parseArgs(s[i:])
+	if err != nil {
+		return nil, 0, fmt.Errorf("fetch method '%s' : %v", name, err)
+	}
+	i += n
+	if args, err = checkArgs(args, f.Min, f.Max, f.Check); err != nil {
+		return nil, 0, fmt.Errorf("fetch method '%s' : %v", name, err)
+	}
+	e.args = args
+	out := f.Out
+	for i < len(s) && s[i] == ',' {
+		i++
+		j := i
+		for j < len(s) && isIDChar(s[j]) {
+			j++
+		}
+		cname := s[i:j]
+		if cname == "" {
+			return nil, 0, fmt.Errorf("missing converter name after ','")
+		}
+		c := convs[cname]
+		if c == nil {
+			return nil, 0, unknownConv(cname)
+		}
+		i = j
+		cargs, n, err := parseArgs(s[i:])
+		if err != nil {
+			return nil, 0, fmt.Errorf("invalid args in converter '%s' : %v", cname, err)
+		}
+		i += n
+		if cargs, err = checkArgs(cargs, c.Min, c.Max, c.Check); err != nil {
+			return nil, 0, fmt.Errorf("invalid args in converter '%s' : %v", cname, err)
+		}
+		if !castable[out][c.In] {
+			return nil, 0, fmt.Errorf("converter '%s' cannot be applied", cname)
+		}
+		e.convs = append(e.convs, convStep{c, cargs})
+		out = c.Out
+	}
+	e.Text = s[:i]
+	return e, i, nil
+}
+
+// CompileExpr parses a whole word as an expression.
+func CompileExpr(s string) (*SampleExpr, error) {
+	e, n, err := ParseExpr(s)
+	if err != nil {
+		return nil, err
+	}
+	if n < len(s) {
+		return nil, fmt.Errorf("unexpected '%s' after sample expression '%s'", s[n:], s[:n])
+	}
+	return e, nil
+}
+
+// errUnknownFetch is an unknown fetch name; ACLs word it their own way.
+type errUnknownFetch struct{ name, msg string }
+
+func (e *errUnknownFetch) Error() string { return e.msg }
+
+func unknownFetch(name string) error {
+	msg := fmt.Sprintf("unknown fetch method '%s'", name)
+	if best := suggest(name, FetchNames()); best != "" {
+		msg += fmt.Sprintf("; did you mean '%s' maybe ?", best)
+	}
+	return &errUnknownFetch{name, msg}
+}
+
+func unknownConv(name string) error {
+	msg := fmt.Sprintf("unknown converter '%s'", name)
+	if best := suggest(name, ConvNames()); best != "" {
+		msg += fmt.Sprintf("; did you mean '%s' maybe ?", best)
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// parseArgs reads "(a,b,...)" at the start of s, if there: commas split
+// arguments, quotes group, a backslash escapes the next character. It
+// returns the arguments and the bytes used.
+func parseArgs(s string) ([]Arg, int, error) {
+	if len(s) == 0 || s[0] != '(' {
+		return nil, 0, nil
+	}
+	var args []Arg
+	var cur strings.Builder
+	started := false
+	var quote byte
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && i+1 < len(s) {
+				i++
+				cur.WriteByte(s[i])
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			started = true
+		case c == '"' || c == '\'':
+			quote = c
+			started = true
+		case c == ',':
+			args = append(args, Arg{S: cur.String()})
+			cur.Reset()
+			started = true
+		case c == ')':
+			if started || cur.Len() > 0 || len(args) > 0 {
+				args = append(args, Arg{S: cur.String()})
+			}
+			return args, i + 1, nil
+		default:
+			cur.WriteByte(c)
+			started = true
+		}
+	}
+	return nil, 0, fmt.Errorf("missing closing ')' after arguments")
+}
+
+// checkArgs counts the arguments and lets check compile them.
+func checkArgs(a []Arg, min, max int, check func([]Arg) error) ([]Arg, error) {
+	if len(a) < min {
+		return nil, fmt.Errorf("missing arguments (got %d/%d)", len(a), min)
+	}
+	if max >= 0 && len(a) > max {
+		return nil, fmt.Errorf("too many arguments (got %d/%d)", len(a), max)
+	}
+	if check != nil {
+		if err := check(a); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// Eval evaluates the expression: its fetch (the last value when there are
+// several, as HAProxy takes a header's last occurrence), then each
+// converter on the value cast to its input type. It reports false when
+// there is no sample: the fetch found nothing, a cast or a converter
+// failed. It never fails otherwise.
+func (e *SampleExpr) Eval(r *Request, s *Sample) bool {
+	r.reset()
+	return e.eval(r, s)
+}
+
+func (e *SampleExpr) eval(r *Request, s *Sample) bool {
+	*s = Sample{}
+	if !e.fetch.Fn(r, e.args, s) {
+		return false
+	}
+	return e.convert(r, s)
+}
+
+func (e *SampleExpr) convert(r *Request, s *Sample) bool {
+	for i := range e.convs {
+		st := &e.convs[i]
+		if !cast(r, s, st.conv.In) {
+			return false
+		}
+		if !st.conv.Fn(r, st.args, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// each calls fn with every value of the fetch (every occurrence of a
+// header, for an ACL), converted; it stops when fn returns true and says
+// whether one did.
+func (e *SampleExpr) each(r *Request, fn func(s *Sample) bool) bool {
+	s := &r.iterSmp
+	pos, more := 0, false
+	for {
+		*s = Sample{iter: true, pos: pos}
+		if !e.fetch.Fn(r, e.args, s) {
+			return false
+		}
+		pos, more = s.pos, s.more
+		if e.convert(r, s) && fn(s) {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// AppendText appends the sample as text, as a log format or a header
+// value shows it.
+func AppendText(b []byte, r *Request, s *Sample) []byte {
+	switch s.T {
+	case TBool, TSint, TIPv4, TIPv6:
+		t := *s
+		if cast(r, &t, TStr) {
+			return append(b, t.B...)
+		}
+		return b
+	}
+	return append(b, s.B...)
+}
