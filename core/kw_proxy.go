@@ -134,7 +134,7 @@ var proxyKeywords = []Keyword{
 				return errf("unexpected keyword '%s' after switching rule, only 'if' and 'unless' are allowed.", args[1])
 			}
 			ub.Cond = args[1:]
-			if _, err := sample.CompileCond(ub.Cond, c.p.aclsSoFar); err != nil {
+			if _, err := sample.CompileCond(nil, ub.Cond, c.p.aclsSoFar); err != nil {
 				return errf("error detected while parsing switching rule : %v.", err)
 			}
 		}
@@ -151,7 +151,7 @@ var proxyKeywords = []Keyword{
 		// Checked here too, so that a bad ACL is reported with the
 		// section's other problems: rules are compiled only when there
 		// are none.
-		t, err := sample.CompileACL(args[1:])
+		t, err := sample.CompileACL(nil, args[1:])
 		if err != nil {
 			return errf("error detected while parsing ACL '%s' : %v", args[0], err)
 		}

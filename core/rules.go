@@ -103,7 +103,7 @@ func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
 		return err
 	}
 	if n, _ := RuleArity(args); n < len(args) {
-		if _, err := sample.CompileCond(args[n:], c.p.aclsSoFar); err != nil {
+		if _, err := sample.CompileCond(nil, args[n:], c.p.aclsSoFar); err != nil {
 			return errf("error detected while parsing an '%s %s' condition : %v.", c.kw, args[0], err)
 		}
 	}

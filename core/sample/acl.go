@@ -97,14 +97,14 @@ func defaultMatch(t Type) matchKind {
 }
 
 // CompileACL compiles `<criterion> [flags] [values...]`.
-func CompileACL(words []string) (*Term, error) {
+func CompileACL(env *Env, words []string) (*Term, error) {
 	if len(words) == 0 {
 		return nil, fmt.Errorf("missing fetch method")
 	}
 	t := &Term{}
 	crit := words[0]
 	explicit := false
-	e, n, err := ParseExpr(crit)
+	e, n, err := ParseExpr(env, crit)
 	if err != nil || n < len(crit) {
 		// A derived keyword: the fetch's name with a method's suffix.
 		name, rest, _ := strings.Cut(crit, "(")
@@ -117,7 +117,7 @@ func CompileACL(words []string) (*Term, error) {
 			if !ok || fetches[base] == nil {
 				continue
 			}
-			e2, n2, err2 := ParseExpr(base + rest)
+			e2, n2, err2 := ParseExpr(env, base+rest)
 			if err2 != nil {
 				return nil, err2
 			}
@@ -522,7 +522,7 @@ var predefined = map[string][]string{
 
 // CompileCond compiles the words after a rule, starting with if/unless.
 // named holds the proxy's named ACLs.
-func CompileCond(words []string, named map[string][]*Term) (*Cond, error) {
+func CompileCond(env *Env, words []string, named map[string][]*Term) (*Cond, error) {
 	if len(words) == 0 {
 		return nil, nil
 	}
@@ -568,7 +568,7 @@ func CompileCond(words []string, named map[string][]*Term) (*Cond, error) {
 			if j >= len(words) {
 				return nil, fmt.Errorf("missing closing '}' in condition")
 			}
-			t, err := CompileACL(words[i+1 : j])
+			t, err := CompileACL(env, words[i+1:j])
 			if err != nil {
 				return nil, err
 			}
@@ -582,7 +582,7 @@ func CompileCond(words []string, named map[string][]*Term) (*Cond, error) {
 			if !ok2 {
 				return nil, fmt.Errorf("no such ACL : '%s'", w)
 			}
-			t, err := CompileACL(def)
+			t, err := CompileACL(env, def)
 			if err != nil {
 				return nil, fmt.Errorf("predefined ACL '%s' : %v", w, err)
 			}

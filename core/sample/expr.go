@@ -42,7 +42,7 @@ func isIDChar(c byte) bool {
 // arguments, then converters after commas. It returns the expression and
 // the number of bytes it used; what follows is the caller's (a ']' in a
 // log format, the end of the word in an ACL).
-func ParseExpr(s string) (*SampleExpr, int, error) {
+func ParseExpr(env *Env, s string) (*SampleExpr, int, error) {
 	i := 0
 	for i < len(s) && isIDChar(s[i]) {
 		i++
@@ -61,7 +61,7 @@ func ParseExpr(s string) (*SampleExpr, int, error) {
 		return nil, 0, fmt.Errorf("fetch method '%s' : %v", name, err)
 	}
 	i += n
-	if args, err = checkArgs(args, f.Min, f.Max, f.Check); err != nil {
+	if args, err = checkArgs(env, args, f.Min, f.Max, f.Check); err != nil {
 		return nil, 0, fmt.Errorf("fetch method '%s' : %v", name, err)
 	}
 	e.args = args
@@ -86,7 +86,7 @@ func ParseExpr(s string) (*SampleExpr, int, error) {
 			return nil, 0, fmt.Errorf("invalid args in converter '%s' : %v", cname, err)
 		}
 		i += n
-		if cargs, err = checkArgs(cargs, c.Min, c.Max, c.Check); err != nil {
+		if cargs, err = checkArgs(env, cargs, c.Min, c.Max, c.Check); err != nil {
 			return nil, 0, fmt.Errorf("invalid args in converter '%s' : %v", cname, err)
 		}
 		if !castable[out][c.In] {
@@ -100,8 +100,8 @@ func ParseExpr(s string) (*SampleExpr, int, error) {
 }
 
 // CompileExpr parses a whole word as an expression.
-func CompileExpr(s string) (*SampleExpr, error) {
-	e, n, err := ParseExpr(s)
+func CompileExpr(env *Env, s string) (*SampleExpr, error) {
+	e, n, err := ParseExpr(env, s)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func parseArgs(s string) ([]Arg, int, error) {
 }
 
 // checkArgs counts the arguments and lets check compile them.
-func checkArgs(a []Arg, min, max int, check func([]Arg) error) ([]Arg, error) {
+func checkArgs(env *Env, a []Arg, min, max int, check func(*Env, []Arg) error) ([]Arg, error) {
 	if len(a) < min {
 		return nil, fmt.Errorf("missing arguments (got %d/%d)", len(a), min)
 	}
@@ -188,7 +188,7 @@ func checkArgs(a []Arg, min, max int, check func([]Arg) error) ([]Arg, error) {
 		return nil, fmt.Errorf("too many arguments (got %d/%d)", len(a), max)
 	}
 	if check != nil {
-		if err := check(a); err != nil {
+		if err := check(env, a); err != nil {
 			return nil, err
 		}
 	}

@@ -95,8 +95,8 @@ func init() {
 	)
 }
 
-func argAddr(v4 bool) func(a []Arg) error {
-	return func(a []Arg) error {
+func argAddr(v4 bool) func(env *Env, a []Arg) error {
+	return func(env *Env, a []Arg) error {
 		ip, err := netip.ParseAddr(a[0].S)
 		if err != nil || v4 && !ip.Is4() {
 			kind := "ipv6"
@@ -208,7 +208,7 @@ func (d hdrDir) head(r *Request) *http1.Head {
 }
 
 // hdrArgs reads <name>[,<occurrence>].
-func hdrArgs(a []Arg) error {
+func hdrArgs(env *Env, a []Arg) error {
 	if len(a) > 0 {
 		a[0].S = strings.ToLower(a[0].S)
 	}

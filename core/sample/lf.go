@@ -19,7 +19,7 @@ type lfPart struct {
 }
 
 // CompileLF compiles a log-format string.
-func CompileLF(s string) (*Expr, error) {
+func CompileLF(env *Env, s string) (*Expr, error) {
 	e := &Expr{}
 	var lit []byte
 	dynamic := false
@@ -37,7 +37,7 @@ func CompileLF(s string) (*Expr, error) {
 		if i+1 >= len(s) || s[i+1] != '[' {
 			return nil, fmt.Errorf("unsupported log-format variable at position %d in '%s': goha evaluates %%[sample] expressions only", i, s)
 		}
-		x, n, err := ParseExpr(s[i+2:])
+		x, n, err := ParseExpr(env, s[i+2:])
 		if err != nil {
 			return nil, fmt.Errorf("failed to parse sample expression <%s> : %v", strings.TrimSuffix(s[i+2:], "]"), err)
 		}

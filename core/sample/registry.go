@@ -108,7 +108,7 @@ type Fetch struct {
 	Out      Type
 	Need     Need
 	// Check validates and compiles the arguments, in HAProxy's words.
-	Check func(a []Arg) error
+	Check func(env *Env, a []Arg) error
 	Fn    func(r *Request, a []Arg, s *Sample) bool
 }
 
@@ -118,7 +118,7 @@ type Conv struct {
 	Name     string
 	Min, Max int
 	In, Out  Type
-	Check    func(a []Arg) error
+	Check    func(env *Env, a []Arg) error
 	Fn       func(r *Request, a []Arg, s *Sample) bool
 }
 
@@ -165,7 +165,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // argInt is a Check for arguments that are all integers.
-func argInt(a []Arg) error {
+func argInt(env *Env, a []Arg) error {
 	for i := range a {
 		n, ok := parseSint([]byte(a[i].S))
 		if !ok {

@@ -68,7 +68,7 @@ func TestExpressions(t *testing.T) {
 		{"status", "<none>"},
 		{"res.hdr(x)", "<none>"},
 	} {
-		e, err := CompileExpr(tc.expr)
+		e, err := CompileExpr(nil, tc.expr)
 		if err != nil {
 			t.Errorf("%s: %v", tc.expr, err)
 			continue
@@ -95,7 +95,7 @@ func TestExpressionErrors(t *testing.T) {
 		{"path(", "fetch method 'path' : missing closing ')' after arguments"},
 		{"var(x)", "fetch method 'var' : invalid variable name 'x'"},
 	} {
-		_, err := CompileExpr(tc.expr)
+		_, err := CompileExpr(nil, tc.expr)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.expr, err, tc.want)
 		}
@@ -193,7 +193,7 @@ func TestACLMatching(t *testing.T) {
 		{"str(x) -m sub -- -x", false},
 		{"var(txn.nothing) -m found", false},
 	} {
-		term, err := CompileACL(strings.Fields(tc.acl))
+		term, err := CompileACL(nil, strings.Fields(tc.acl))
 		if err != nil {
 			t.Errorf("%s: %v", tc.acl, err)
 			continue
@@ -214,7 +214,7 @@ func TestACLErrors(t *testing.T) {
 		{"path -f /nonexistent/file", "failed to open pattern file </nonexistent/file>"},
 		{"path_reg (", "regex '(' is invalid"},
 	} {
-		_, err := CompileACL(strings.Fields(tc.acl))
+		_, err := CompileACL(nil, strings.Fields(tc.acl))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.acl, err, tc.want)
 		}
@@ -223,7 +223,7 @@ func TestACLErrors(t *testing.T) {
 
 func TestConditions(t *testing.T) {
 	named := map[string][]*Term{}
-	api, _ := CompileACL([]string{"path_beg", "/api"})
+	api, _ := CompileACL(nil, []string{"path_beg", "/api"})
 	named["is_api"] = []*Term{api}
 	for _, tc := range []struct {
 		cond string
@@ -244,7 +244,7 @@ func TestConditions(t *testing.T) {
 		{"if FALSE", false},
 		{"if HTTP_CONTENT", false},
 	} {
-		c, err := CompileCond(strings.Fields(tc.cond), named)
+		c, err := CompileCond(nil, strings.Fields(tc.cond), named)
 		if err != nil {
 			t.Errorf("%s: %v", tc.cond, err)
 			continue
@@ -253,13 +253,13 @@ func TestConditions(t *testing.T) {
 			t.Errorf("%s = %v, want %v", tc.cond, got, tc.want)
 		}
 	}
-	if _, err := CompileCond([]string{"if", "nope"}, named); err == nil || err.Error() != "no such ACL : 'nope'" {
+	if _, err := CompileCond(nil, []string{"if", "nope"}, named); err == nil || err.Error() != "no such ACL : 'nope'" {
 		t.Errorf("unknown ACL: %v", err)
 	}
 }
 
 func TestLogFormatExpr(t *testing.T) {
-	e, err := CompileLF("%[hdr(host)] %[path]%% %[hdr(missing)]|%[src]")
+	e, err := CompileLF(nil, "%[hdr(host)] %[path]%% %[hdr(missing)]|%[src]")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestLogFormatExpr(t *testing.T) {
 	if want := "Example.COM /api/v1/users% |192.0.2.7"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if _, err := CompileLF("%[path"); err == nil {
+	if _, err := CompileLF(nil, "%[path"); err == nil {
 		t.Error("an unclosed expression was accepted")
 	}
 }
@@ -280,11 +280,11 @@ func TestVariables(t *testing.T) {
 	r.Vars.Set(n, &Sample{T: TStr, B: []byte("alice")})
 	p, _ := ParseVarName("proc.x")
 	r.Vars.Set(p, &Sample{T: TSint, I: 3})
-	e, _ := CompileLF("%[var(txn.user)]-%[var(proc.x)]")
+	e, _ := CompileLF(nil, "%[var(txn.user)]-%[var(proc.x)]")
 	if got := string(e.AppendTo(nil, r)); got != "alice-3" {
 		t.Errorf("got %q", got)
 	}
-	term, err := CompileACL([]string{"var(txn.user)", "-m", "str", "alice"})
+	term, err := CompileACL(nil, []string{"var(txn.user)", "-m", "str", "alice"})
 	if err != nil || !term.Eval(r) {
 		t.Errorf("variable ACL: %v", err)
 	}
@@ -299,11 +299,11 @@ func TestVariables(t *testing.T) {
 
 func TestEvalAllocatesNothing(t *testing.T) {
 	r := request(t, testReq)
-	c, err := CompileCond(strings.Fields("if { hdr_dom(host) -i example.com } { path_beg /api } || { src 10.0.0.0/8 }"), nil)
+	c, err := CompileCond(nil, strings.Fields("if { hdr_dom(host) -i example.com } { path_beg /api } || { src 10.0.0.0/8 }"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _ := CompileLF("%[hdr(host)]%[path]%[src]")
+	e, _ := CompileLF(nil, "%[hdr(host)]%[path]%[src]")
 	var b []byte
 	allocs := testing.AllocsPerRun(100, func() {
 		c.Eval(r)

@@ -135,7 +135,7 @@ func init() {
 	}})
 }
 
-func varArgs(a []Arg) error {
+func varArgs(env *Env, a []Arg) error {
 	n, err := ParseVarName(a[0].S)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"goha/core/diag"
 	"goha/core/http1"
 	"goha/core/pool"
+	"goha/core/sample"
 	"goha/ring"
 	"io"
 	"os"
@@ -30,7 +31,13 @@ type Process struct {
 	// LogOut receives access logs and alerts in debug mode (-d); nil
 	// discards them.
 	LogOut io.Writer
-	logMu  sync.Mutex // serialises writes to LogOut
+
+	// env is what expressions compile against: the process's map files
+	// (shared with the map commands of the stats socket) and variables
+	// of scope proc.
+	env      *sample.Env
+	procVars *sample.ProcVars
+	logMu    sync.Mutex // serialises writes to LogOut
 	// LogSink, when set, receives every access log message (without a
 	// trailing newline) with its frontend; the logging layer formats and
 	// routes it. It must not keep the slice.
@@ -89,7 +96,7 @@ func New(cfg *core.Config) *Process {
 		n = defaultThreads()
 	}
 	proc := &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{}), connFreed: make(chan struct{}, 1),
-		act: make([]threadActivity, n)}
+		act: make([]threadActivity, n), env: &sample.Env{Maps: &sample.MapSet{}}, procVars: &sample.ProcVars{}}
 	proc.proxies = make([]*proxy, len(cfg.Proxies))
 	proc.byModel = make(map[*core.Proxy]*proxy, len(cfg.Proxies))
 	for i, p := range cfg.Proxies {

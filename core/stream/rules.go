@@ -58,7 +58,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 	for _, p := range proc.proxies {
 		named := map[string][]*sample.Term{}
 		for _, a := range p.ACLs {
-			t, err := sample.CompileACL(a.Words)
+			t, err := sample.CompileACL(proc.env, a.Words)
 			if err != nil {
 				d.Alertf(a.Pos, "error detected while parsing ACL '%s' : %v", a.Name, err)
 				continue
@@ -66,7 +66,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			named[a.Name] = append(named[a.Name], t)
 		}
 		for _, ub := range p.UseBackends {
-			c, err := sample.CompileCond(ub.Cond, named)
+			c, err := sample.CompileCond(proc.env, ub.Cond, named)
 			if err != nil {
 				d.Alertf(ub.Pos, "error detected while parsing switching rule : %v.", err)
 				continue
@@ -76,7 +76,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			}
 		}
 		for _, r := range p.HTTPReqRules {
-			if rule, err := compileRule(r.Words, named, false); err != nil {
+			if rule, err := compileRule(proc.env, r.Words, named, false); err != nil {
 				d.Alertf(r.Pos, "'http-request %s' : %v", firstWord(r.Words), err)
 			} else {
 				if rule.warn != "" {
@@ -86,7 +86,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			}
 		}
 		for _, r := range p.HTTPRespRules {
-			if rule, err := compileRule(r.Words, named, true); err != nil {
+			if rule, err := compileRule(proc.env, r.Words, named, true); err != nil {
 				d.Alertf(r.Pos, "'http-response %s' : %v", firstWord(r.Words), err)
 			} else {
 				if rule.warn != "" {
@@ -114,13 +114,13 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 	}
 }
 
-func compileRule(words []string, named map[string][]*sample.Term, resp bool) (*httpRule, error) {
+func compileRule(env *sample.Env, words []string, named map[string][]*sample.Term, resp bool) (*httpRule, error) {
 	n, ok := core.RuleArity(words)
 	if !ok {
 		return nil, core.UnknownAction(words[0])
 	}
 	args, condWords := words[:n], words[n:]
-	cond, err := sample.CompileCond(condWords, named)
+	cond, err := sample.CompileCond(env, condWords, named)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func compileRule(words []string, named map[string][]*sample.Term, resp bool) (*h
 		if args[0] == "add-header" {
 			r.act = actAddHeader
 		}
-		v, err := sample.CompileLF(strings.Join(args[2:], " "))
+		v, err := sample.CompileLF(env, strings.Join(args[2:], " "))
 		if err != nil {
 			return nil, err
 		}
@@ -218,7 +218,7 @@ func compileRule(words []string, named map[string][]*sample.Term, resp bool) (*h
 				if i+2 >= len(args) {
 					return nil, fmt.Errorf("'hdr' expects <name> and <fmt> as arguments.")
 				}
-				v, err := sample.CompileLF(args[i+2])
+				v, err := sample.CompileLF(env, args[i+2])
 				if err != nil {
 					return nil, err
 				}
@@ -243,7 +243,7 @@ func compileRule(words []string, named map[string][]*sample.Term, resp bool) (*h
 			r.ctype = ""
 		}
 		if lf {
-			v, err := sample.CompileLF(body)
+			v, err := sample.CompileLF(env, body)
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,17 @@
+package sample
+
+// Env is what compiling an expression may need beyond its words: the
+// process's map files, which map converters and ACL -M files share with the
+// runtime commands that change them. A nil Env compiles with a private
+// set (configuration checks, tests).
+type Env struct {
+	Maps *MapSet
+}
+
+// maps returns the Env's map set, or a new private one.
+func (e *Env) maps() *MapSet {
+	if e == nil || e.Maps == nil {
+		return &MapSet{}
+	}
+	return e.Maps
+}
