@@ -149,6 +149,8 @@ func (b *builder) proxySection(s *config.Section) {
 			// own, as in HAProxy.
 			p.HTTPReqRules = slices.Clone(tmpl.HTTPReqRules)
 			p.HTTPRespRules = slices.Clone(tmpl.HTTPRespRules)
+			p.HTTPAfterRules = slices.Clone(tmpl.HTTPAfterRules)
+			p.TCPReqRules = slices.Clone(tmpl.TCPReqRules)
 		}
 	} else {
 		p.ProxyConf = defaultProxyConf()

@@ -223,6 +223,8 @@ var globalKeywords = []Keyword{
 	// environment after that.
 	{Name: "setenv", Scope: scopeGlobal, Args: ArgsAny, Parse: envKeyword},
 	{Name: "presetenv", Scope: scopeGlobal, Args: ArgsAny, Parse: envKeyword},
+	{Name: "set-var", Scope: scopeGlobal, Args: ArgsAny, Parse: globalSetVar},
+	{Name: "set-var-fmt", Scope: scopeGlobal, Args: ArgsAny, Parse: globalSetVar},
 	{Name: "unsetenv", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		if len(args) == 0 {
 			return tightf("'%s' expects at least one variable name.", c.kw)

@@ -168,7 +168,7 @@ var proxyKeywords = []Keyword{
 	{Name: "http-response", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		return addRule(c, &c.p.HTTPRespRules, args)
 	}},
-	{Name: "tcp-request", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "tcp-request", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: parseTCPRequest},
 	{Name: "tcp-response", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "server", Scope: scopeBE, Args: ArgsAny, Parse: parseServerLine},
 	{Name: "default-server", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: parseDefaultServer},
@@ -346,7 +346,9 @@ var proxyKeywords = []Keyword{
 	{Name: "errorloc302", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "errorloc303", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "http-error", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "http-after-response", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "http-after-response", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
+		return addRule(c, &c.p.HTTPAfterRules, args)
+	}},
 	{Name: "declare", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
 }
 

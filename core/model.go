@@ -118,6 +118,7 @@ type ProxyConf struct {
 	CheckRules                                []LineDef // option/tcp-check/http-check lines, in order, for core/check
 	Description                               string
 	LogHealthChecks                           bool
+	InspectDelay                              time.Duration // tcp-request inspect-delay
 
 	// CookiePersist is the `cookie` line read; nil without one.
 	CookiePersist *CookieConf
@@ -142,6 +143,10 @@ type Proxy struct {
 	ACLs           []*ACLDef
 	HTTPReqRules   []LineDef
 	HTTPRespRules  []LineDef
+	HTTPAfterRules []LineDef // http-after-response
+	// TCPReqRules are the tcp-request connection, session and content
+	// rules, in order.
+	TCPReqRules []TCPRuleDef
 
 	// loggers are the proxy's log targets (its own, and the global ones
 	// with `log global`), opened when the process starts; logMeta is the
@@ -182,6 +187,14 @@ type LogFormatDef struct {
 	Pos  diag.Pos
 	Kind string // "log-format", "option httplog", "option tcplog", ...
 	Src  string
+}
+
+// TCPRuleDef is a tcp-request rule: its stage (connection, session,
+// content) and the words after it.
+type TCPRuleDef struct {
+	Pos   diag.Pos
+	Stage string
+	Words []string
 }
 
 // LineDef is a configuration line kept for a later compile step.
@@ -495,6 +508,9 @@ type StatsSocket struct {
 
 // Global is the merged content of every `global` section.
 type Global struct {
+	// SetVars are the global set-var and set-var-fmt lines, as rule
+	// words ("set-var(proc.x)", "<expr>"), run in order at start-up.
+	SetVars                      []LineDef
 	NbThread                     int
 	MaxConn                      int
 	PidFile                      string

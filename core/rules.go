@@ -13,12 +13,61 @@ import (
 // follows must be a condition, so a misspelt "if" or a stray word is an
 // error rather than a rule that applies to every request.
 var ruleActions = map[string]func(args []string) int{
-	"allow":      fixedArgs(0),
-	"set-header": fixedArgs(2),
-	"add-header": fixedArgs(2),
-	"del-header": delHeaderArgs,
-	"deny":       replyArgs(true),
-	"return":     replyArgs(false),
+	"allow":          fixedArgs(0),
+	"set-header":     fixedArgs(2),
+	"add-header":     fixedArgs(2),
+	"del-header":     delHeaderArgs,
+	"deny":           replyArgs(true),
+	"return":         replyArgs(false),
+	"set-var(":       fixedArgs(1),
+	"set-var-fmt(":   fixedArgs(1),
+	"unset-var(":     fixedArgs(0),
+	"set-path":       fixedArgs(1),
+	"set-pathq":      fixedArgs(1),
+	"set-query":      fixedArgs(1),
+	"set-uri":        fixedArgs(1),
+	"set-method":     fixedArgs(1),
+	"replace-path":   fixedArgs(2),
+	"replace-pathq":  fixedArgs(2),
+	"replace-uri":    fixedArgs(2),
+	"replace-header": fixedArgs(3),
+	"replace-value":  fixedArgs(3),
+	"set-status":     setStatusArgs,
+	"redirect":       redirectArgs,
+}
+
+// actionKey is the table's key for an action word: "set-var(txn.x)" is
+// "set-var(".
+func actionKey(w string) string {
+	if i := strings.IndexByte(w, '('); i > 0 {
+		return w[:i+1]
+	}
+	return w
+}
+
+// setStatusArgs reads <code> [reason <text>].
+func setStatusArgs(args []string) int {
+	if len(args) > 2 && args[1] == "reason" {
+		return 3
+	}
+	return 1
+}
+
+// redirectArgs reads location|prefix|scheme <where> and the options that
+// may follow, up to the condition.
+func redirectArgs(args []string) int {
+	i := 2
+	for i < len(args) {
+		switch args[i] {
+		case "code", "set-cookie", "clear-cookie":
+			i += 2
+		case "drop-query", "append-slash", "ignore-empty":
+			i++
+		default:
+			return min(i, len(args))
+		}
+	}
+	return min(i, len(args))
 }
 
 func fixedArgs(n int) func([]string) int { return func([]string) int { return n } }
@@ -72,7 +121,7 @@ func checkRuleCond(kw string, words []string) error {
 // whatever the request: a final action without a condition.
 func finalRule(words []string) bool {
 	switch words[0] {
-	case "allow", "deny", "return":
+	case "allow", "deny", "return", "redirect":
 		n, ok := RuleArity(words)
 		return ok && n == len(words)
 	}
@@ -92,7 +141,7 @@ func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
 			// A word HAProxy does not know either: its message, with the
 			// actions goha has, and the nearest of them.
 			msg := fmt.Sprintf("'%s' expects %s, but got '%s'.", c.kw, quotedActions(), args[0])
-			if best := SuggestFunc(args[0], slices.Sorted(maps.Keys(ruleActions))); best != "" {
+			if best := SuggestFunc(args[0], actionNames()); best != "" {
 				msg += fmt.Sprintf(" Did you mean '%s' maybe ?", best)
 			}
 			return tightf("%s", msg)
@@ -115,12 +164,24 @@ func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
 }
 
 func UnknownAction(a string) error {
-	return fmt.Errorf("unknown or unsupported action '%s'; goha supports 'set-header', 'add-header', 'del-header', 'allow', 'deny' and 'return'.", a)
+	return fmt.Errorf("unknown or unsupported action '%s'; goha supports %s.", a, quotedActions())
+}
+
+// actionNames lists the actions goha runs, as written ("set-var(<var-name>)").
+func actionNames() []string {
+	var out []string
+	for _, a := range slices.Sorted(maps.Keys(ruleActions)) {
+		if strings.HasSuffix(a, "(") {
+			a += "<var-name>)"
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // RuleArity returns how many words the action and its arguments take.
 func RuleArity(words []string) (int, bool) {
-	f := ruleActions[words[0]]
+	f := ruleActions[actionKey(words[0])]
 	if f == nil {
 		return 0, false
 	}
@@ -130,7 +191,7 @@ func RuleArity(words []string) (int, bool) {
 // quotedActions lists the actions goha runs as HAProxy lists its own.
 func quotedActions() string {
 	var b strings.Builder
-	for i, a := range slices.Sorted(maps.Keys(ruleActions)) {
+	for i, a := range actionNames() {
 		if i > 0 {
 			b.WriteString(", ")
 		}

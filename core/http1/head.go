@@ -152,19 +152,24 @@ type Head struct {
 	ContentLength int64    // valid with FlagContentLength
 	Body          BodyKind // how the body that follows is delimited
 
-	buf     []byte // buf[:size] is the whole head, leading empty lines included
-	size    int
-	start   int // first byte of the start line
-	resp    bool
-	method  span
-	uri     span
-	version span
-	reason  span
-	code    span
-	host    int32 // index of the Host field, -1 if none
-	fields  []field
-	resume  int // start of the first unparsed header line of an incomplete head, or 0
-	err     Error
+	buf    []byte // buf[:size] is the whole head, leading empty lines included
+	size   int
+	start  int // first byte of the start line
+	resp   bool
+	method span
+	uri    span
+	// Replacements set by rules (set-method, set-uri, set-path...):
+	// what MethodBytes and URI, and so Path and Query, return from then
+	// on, as later rules and fetches see them in HAProxy.
+	methodSet, uriSet bool
+	methodNew, uriNew []byte
+	version           span
+	reason            span
+	code              span
+	host              int32 // index of the Host field, -1 if none
+	fields            []field
+	resume            int // start of the first unparsed header line of an incomplete head, or 0
+	err               Error
 }
 
 func (h *Head) maxSize() int {
@@ -211,6 +216,7 @@ func (h *Head) Reset() {
 	h.Flags, h.Method, h.Status, h.ContentLength, h.Body = 0, 0, 0, 0, BodyNone
 	h.buf, h.size, h.start, h.resume = nil, 0, 0, 0
 	h.method, h.uri, h.version, h.reason, h.code = span{}, span{}, span{}, span{}, span{}
+	h.methodSet, h.uriSet = false, false
 	h.host = -1
 	h.fields = h.fields[:0]
 }
@@ -235,9 +241,38 @@ func (h *Head) Start() int { return h.start }
 func (h *Head) IsResponse() bool { return h.resp }
 
 // MethodBytes, URI and Version return the request line's parts.
-func (h *Head) MethodBytes() []byte { return h.method.of(h.buf) }
-func (h *Head) URI() []byte         { return h.uri.of(h.buf) }
-func (h *Head) Version() []byte     { return h.version.of(h.buf) }
+func (h *Head) MethodBytes() []byte {
+	if h.methodSet {
+		return h.methodNew
+	}
+	return h.method.of(h.buf)
+}
+
+func (h *Head) URI() []byte {
+	if h.uriSet {
+		return h.uriNew
+	}
+	return h.uri.of(h.buf)
+}
+
+// ReceivedMethod is the method as received, whatever SetMethod did: what
+// HAProxy's method fetch keeps returning after set-method.
+func (h *Head) ReceivedMethod() []byte { return h.method.of(h.buf) }
+
+// SetURI replaces the request target; the head is rebuilt when sent.
+func (h *Head) SetURI(u []byte) {
+	h.uriNew = append(h.uriNew[:0], u...)
+	h.uriSet = true
+	h.Flags |= FlagRewrite
+}
+
+// SetMethod replaces the request's method; the head is rebuilt when sent.
+func (h *Head) SetMethod(m []byte) {
+	h.methodNew = append(h.methodNew[:0], m...)
+	h.methodSet = true
+	h.Flags |= FlagRewrite
+}
+func (h *Head) Version() []byte { return h.version.of(h.buf) }
 
 // StatusBytes is the response's status code as received.
 func (h *Head) StatusBytes() []byte { return h.code.of(h.buf) }

@@ -20,7 +20,10 @@ type Rewriter struct {
 	extra  []byte // queued "name: value\r\n" lines
 	uri    []byte // replacement request target, if any
 	setURI bool
-	conn   ConnValue // Connection value, written after every other field
+	// Replacement method (set-method), status code and reason
+	// (set-status), when set.
+	method, status, reason []byte
+	conn                   ConnValue // Connection value, written after every other field
 	// Fields whose value is replaced where they stand (Replace): the
 	// field index, and the value's place in replBuf.
 	repl    []replaced
@@ -39,6 +42,7 @@ func (rw *Rewriter) Reset() {
 	rw.extra = rw.extra[:0]
 	rw.out = rw.out[:0]
 	rw.setURI = false
+	rw.method, rw.status, rw.reason = rw.method[:0], rw.status[:0], rw.reason[:0]
 	rw.conn = ConnNone
 	rw.repl = rw.repl[:0]
 	rw.replBuf = rw.replBuf[:0]
@@ -178,7 +182,33 @@ func (rw *Rewriter) SetConnection(h *Head, v ConnValue) {
 
 // Modified reports whether Head would return anything but h.Raw().
 func (rw *Rewriter) Modified(h *Head) bool {
-	return h.Flags&FlagRewrite != 0 || len(rw.extra) > 0 || rw.setURI || rw.conn != ConnNone || len(rw.repl) > 0
+	return h.Flags&FlagRewrite != 0 || len(rw.extra) > 0 || rw.setURI || rw.conn != ConnNone || len(rw.repl) > 0 ||
+		len(rw.method) > 0 || len(rw.status) > 0
+}
+
+// SetMethod replaces the request's method (http-request set-method).
+func (rw *Rewriter) SetMethod(m []byte) { rw.method = append(rw.method[:0], m...) }
+
+// SetStatus replaces the response's status code and reason (set-status).
+func (rw *Rewriter) SetStatus(code []byte, reason []byte) {
+	rw.status = append(rw.status[:0], code...)
+	rw.reason = append(rw.reason[:0], reason...)
+}
+
+// Method and URI are the request's method and target as they will be
+// sent: the replacements when set.
+func (rw *Rewriter) Method(h *Head) []byte {
+	if len(rw.method) > 0 {
+		return rw.method
+	}
+	return h.MethodBytes()
+}
+
+func (rw *Rewriter) URI(h *Head) []byte {
+	if rw.setURI {
+		return rw.uri
+	}
+	return h.URI()
 }
 
 // Head returns the head to send: h.Raw() itself when nothing changed,
@@ -193,11 +223,17 @@ func (rw *Rewriter) Head(h *Head) []byte {
 	if h.resp {
 		o = append(o, h.Version()...)
 		o = append(o, ' ')
-		o = append(o, h.StatusBytes()...)
-		o = append(o, ' ')
-		o = append(o, h.Reason()...)
+		if len(rw.status) > 0 {
+			o = append(o, rw.status...)
+			o = append(o, ' ')
+			o = append(o, rw.reason...)
+		} else {
+			o = append(o, h.StatusBytes()...)
+			o = append(o, ' ')
+			o = append(o, h.Reason()...)
+		}
 	} else {
-		o = append(o, h.MethodBytes()...)
+		o = append(o, rw.Method(h)...)
 		o = append(o, ' ')
 		if rw.setURI {
 			o = append(o, rw.uri...)

@@ -29,7 +29,7 @@ func init() {
 		Fetch{Name: "dst", Out: TIPv4, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.Local, s, false) }},
 		Fetch{Name: "dst_port", Out: TSint, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.Local, s, true) }},
 
-		Fetch{Name: "method", Out: TMeth, Need: NeedReqHdr, Fn: reqPart(func(h *http1.Head) []byte { return h.MethodBytes() })},
+		Fetch{Name: "method", Out: TMeth, Need: NeedReqHdr, Fn: reqPart(func(h *http1.Head) []byte { return h.ReceivedMethod() })},
 		Fetch{Name: "path", Out: TStr, Need: NeedReqHdr, Fn: reqPart(func(h *http1.Head) []byte { return h.Path() })},
 		Fetch{Name: "pathq", Out: TStr, Need: NeedReqHdr, Fn: reqPart(pathq)},
 		Fetch{Name: "url", Out: TStr, Need: NeedReqHdr, Fn: reqPart(func(h *http1.Head) []byte { return h.URI() })},
@@ -68,13 +68,14 @@ func init() {
 			return true
 		}},
 		Fetch{Name: "status", Out: TSint, Need: NeedResHdr, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			// Status is the response's, as set-status left it.
+			if r.Status > 0 {
+				s.setInt(int64(r.Status))
+				return true
+			}
 			if h := r.response(); h != nil {
 				n, _ := strconv.Atoi(string(h.StatusBytes()))
 				s.setInt(int64(n))
-				return true
-			}
-			if r.Status > 0 {
-				s.setInt(int64(r.Status))
 				return true
 			}
 			return false

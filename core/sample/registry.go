@@ -42,6 +42,12 @@ type Stream interface {
 	Server() (name string, id int, ok bool)
 }
 
+// Clear empties r for the next message, keeping its scratch space.
+func (r *Request) Clear() {
+	buf := r.buf[:0]
+	*r = Request{buf: buf}
+}
+
 // reset starts an evaluation: what the scratch space held is no longer
 // needed.
 func (r *Request) reset() { r.buf = r.buf[:0] }

@@ -61,6 +61,15 @@ type varValue struct {
 	ip netip.Addr
 }
 
+// store is where a scope's variables live: req and res share one, as in
+// HAProxy, where res.x and req.x are the same variable.
+func store(sc Scope) Scope {
+	if sc == ScopeRes {
+		return ScopeReq
+	}
+	return sc
+}
+
 // Get reads a variable into s.
 func (vs *Vars) Get(n VarName, s *Sample) bool {
 	if vs == nil {
@@ -69,7 +78,7 @@ func (vs *Vars) Get(n VarName, s *Sample) bool {
 	if n.Scope == ScopeProc {
 		return vs.Proc.get(n.Name, s)
 	}
-	v, ok := vs.scopes[n.Scope][n.Name]
+	v, ok := vs.scopes[store(n.Scope)][n.Name]
 	if !ok {
 		return false
 	}
@@ -86,10 +95,10 @@ func (vs *Vars) Set(n VarName, s *Sample) {
 		vs.Proc.set(n.Name, s)
 		return
 	}
-	m := vs.scopes[n.Scope]
+	m := vs.scopes[store(n.Scope)]
 	if m == nil {
 		m = map[string]varValue{}
-		vs.scopes[n.Scope] = m
+		vs.scopes[store(n.Scope)] = m
 	}
 	old := m[n.Name]
 	m[n.Name] = varValue{t: s.T, i: s.I, ip: s.IP, b: append(old.b[:0], s.B...)}
@@ -110,14 +119,14 @@ func (vs *Vars) Unset(n VarName) {
 		vs.Proc.unset(n.Name)
 		return
 	}
-	delete(vs.scopes[n.Scope], n.Name)
+	delete(vs.scopes[store(n.Scope)], n.Name)
 }
 
 // Clear forgets the variables of the scopes given (txn, req and res at the
 // end of a transaction; all of them at the end of a session).
 func (vs *Vars) Clear(scopes ...Scope) {
 	for _, sc := range scopes {
-		clear(vs.scopes[sc])
+		clear(vs.scopes[store(sc)])
 	}
 }
 

@@ -64,6 +64,12 @@ type hconn struct {
 	// priv is the session's private server connection (see privConn),
 	// kept in the connection's state so that it outlives parking.
 	priv *privConn
+	// vars are the session's variables (kept in the connection's state,
+	// like priv); view is what rules and expressions read, kept here so
+	// that its scratch space is reused; rs is the rules' scratch.
+	vars *sample.Vars
+	view sample.Request
+	rs   ruleScratch
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -124,12 +130,14 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	c = &hc.raw
 	hc.ent = &cs.ent
 	hc.priv = &cs.priv
+	hc.vars = &cs.vars
 	cs.ent.setHTTP(hc)
 	defer func() {
 		// Off the registry before hc goes back to its pool: a kill
 		// must not reach the connection hc serves next.
 		cs.ent.setHTTP(nil)
-		hc.ent, hc.priv = nil, nil
+		hc.ent, hc.priv, hc.vars = nil, nil, nil
+		hc.view = sample.Request{}
 		hc.raw.takeBytes(&fe.FE)
 		hc.raw.Conn, hc.raw.io.rc = nil, nil
 		hc.cliIO, hc.srvIO = activeConn{}, activeConn{}
@@ -296,17 +304,25 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	hc.reqLine = appendReqLine(hc.reqLine[:0], req)
 	si.reqLine = hc.reqLine
 	fe.FE.Request(now)
-	view := sample.Request{Head: req, Client: si.client}
+	view := &hc.view
+	view.Clear()
+	view.Head, view.Client, view.Local, view.Vars = req, si.client, c.LocalAddr(), hc.vars
 	si.host = req.Host()
+	si.hc = hc
+	// The transaction's variables end with it.
+	defer hc.vars.Clear(sample.ScopeTxn, sample.ScopeReq, sample.ScopeRes)
+	if len(fe.tcp.content) > 0 && !runTCPRules(fe.tcp.content, view, &hc.rs) {
+		return proc.rejectRequest(fe, fe, si), false
+	}
 
 	hc.rwReq.Reset()
 	// Frontend rules, then the backend's.
-	if done, keep := proc.applyReqRules(fe, fe.reqRules, &view, hc, c, cbuf, hlen, si); done {
+	if done, keep := proc.applyReqRules(fe, fe.reqRules, view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
 	be := fe.defBE
 	for _, r := range fe.useBE {
-		if r.cond.Eval(&view) {
+		if r.cond.Eval(view) {
 			be = r.be
 			break
 		}
@@ -323,7 +339,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	defer be.BE.SessionEnd()
 	be.BE.Request(now)
 	if be != fe {
-		if done, keep := proc.applyReqRules(be, be.reqRules, &view, hc, c, cbuf, hlen, si); done {
+		if len(be.tcp.content) > 0 && !runTCPRules(be.tcp.content, view, &hc.rs) {
+			return proc.rejectRequest(fe, be, si), false
+		}
+		if done, keep := proc.applyReqRules(be, be.reqRules, view, hc, c, cbuf, hlen, si); done {
 			return keep, false
 		}
 	}
@@ -895,28 +914,22 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	} else {
 		srv.observe(check.EventHTTPOK)
 	}
-	view := sample.Request{Head: resp, Client: si.client, Status: resp.Status}
+	view := &hc.view
+	view.Head, view.Req, view.Status = resp, req, resp.Status
 	hc.rwResp.Reset()
 	for _, px := range []*proxy{be, fe} {
-		for _, r := range px.respRules {
-			if !r.cond.Eval(&view) {
-				continue
-			}
-			switch r.act {
-			case actSetHeader:
-				hc.scratch = r.value.AppendTo(hc.scratch[:0], &view)
-				hc.rwResp.Set(resp, r.name, hc.scratch)
-			case actAddHeader:
-				hc.scratch = r.value.AppendTo(hc.scratch[:0], &view)
-				hc.rwResp.Add(r.name, hc.scratch)
-			case actDelHeader:
-				r.delHeader(resp)
-			case actDeny:
-				be.BE.Dresp.Add(1)
-				srv.Counters.Dresp.Add(1)
-				return 0, false, errors.New("core: response denied")
-			}
+		denied, st := hc.runRespRules(px.respRules, view, resp)
+		if st != 0 {
+			si.status = st
 		}
+		if denied {
+			be.BE.Dresp.Add(1)
+			srv.Counters.Dresp.Add(1)
+			return 0, false, errors.New("core: response denied")
+		}
+	}
+	if st := hc.afterResponse(fe, be, resp, view); st != 0 {
+		si.status = st
 	}
 	if be.CookiePersist != nil && be.Mode == core.ModeHTTP {
 		hc.serverCookies(be, srv, req, resp, time.Now())
@@ -1017,14 +1030,25 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 		switch r.act {
 		case actAllow:
 			return false, false
-		case actSetHeader:
-			hc.scratch = r.value.AppendTo(hc.scratch[:0], view)
-			hc.rwReq.Set(&hc.req, r.name, hc.scratch)
-		case actAddHeader:
-			hc.scratch = r.value.AppendTo(hc.scratch[:0], view)
-			hc.rwReq.Add(r.name, hc.scratch)
-		case actDelHeader:
-			r.delHeader(&hc.req)
+		case actSetHeader, actAddHeader, actDelHeader:
+			hc.headerAction(r, view, &hc.req, &hc.rwReq)
+		case actRedirect:
+			si.term = [2]byte{'L', 'R'}
+			si.status = r.redir.code
+			mode := hc.replyConn(false)
+			keep := mode != http1.ConnClose
+			if keep {
+				cbuf.Discard(hlen)
+			}
+			b := hc.redirectReply(r.redir, view, mode)
+			b = hc.afterLocal(si.fe, px, b, si)
+			si.bytesOut = int64(len(b))
+			c.Write(b)
+			si.tt = time.Since(si.accept)
+			si.ta = si.tt
+			si.countLocalReply(si.status)
+			proc.logHTTP(si)
+			return true, keep
 		case actDeny, actReturn:
 			if r.act == actDeny {
 				si.fe.FE.Dreq.Add(1)
@@ -1061,12 +1085,15 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			} else {
 				b, si.bytesOut = hc.dynamicReturn(r, view, mode)
 			}
+			b = hc.afterLocal(si.fe, px, b, si)
 			c.Write(b)
 			si.tt = time.Since(si.accept)
 			si.ta = si.tt
 			si.countLocalReply(r.status)
 			proc.logHTTP(si)
 			return true, keep && (reply == nil || !reply.ForceClose)
+		default:
+			hc.applyReqAction(r, view)
 		}
 	}
 	return false, false
@@ -1092,6 +1119,9 @@ func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.Co
 				si.bytesOut = int64(r.LogSize)
 			}
 		}
+	}
+	if b != nil && si.hc != nil {
+		b = si.hc.afterLocal(si.fe, si.be, b, si)
 	}
 	if b != nil {
 		c.SetWriteDeadline(time.Now().Add(time.Second))
@@ -1200,19 +1230,25 @@ func bytesIndexByte(b []byte, c byte) int {
 	return -1
 }
 
-// dynamicReturn builds the response of a return rule whose headers or body
-// are log-format expressions, and returns it with the size HAProxy logs
-// for it.
-func (hc *hconn) dynamicReturn(r *httpRule, v *sample.Request, mode http1.ConnValue) ([]byte, int64) {
-	hc.scratch = r.body.AppendTo(hc.scratch[:0], v)
-	b, fields := r.appendReturnHead(hc.out[:0], len(hc.scratch), v, true)
+// endLocalHead ends the head of a reply the proxy makes itself with the
+// Connection field mode asks for, and the empty line.
+func endLocalHead(b []byte, mode http1.ConnValue) []byte {
 	switch mode {
 	case http1.ConnClose:
 		b = append(b, "connection: close\r\n"...)
 	case http1.ConnKeepAlive:
 		b = append(b, "connection: keep-alive\r\n"...)
 	}
-	b = append(b, "\r\n"...)
+	return append(b, "\r\n"...)
+}
+
+// dynamicReturn builds the response of a return rule whose headers or body
+// are log-format expressions, and returns it with the size HAProxy logs
+// for it.
+func (hc *hconn) dynamicReturn(r *httpRule, v *sample.Request, mode http1.ConnValue) ([]byte, int64) {
+	hc.scratch = r.body.AppendTo(hc.scratch[:0], v)
+	b, fields := r.appendReturnHead(hc.out[:0], len(hc.scratch), v, true)
+	b = endLocalHead(b, mode)
 	b = append(b, hc.scratch...)
 	hc.out = b
 	// The status line's words: "HTTP/1.1", a 3-digit code, the reason.

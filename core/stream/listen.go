@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"goha/core"
 	"goha/core/diag"
+	"goha/core/sample"
 	"net"
 	"os"
 	"os/user"
@@ -456,6 +457,7 @@ type connState struct {
 	notFirst bool
 	ent      streamEntry // the stream's place in show sess
 	priv     privConn    // the session's private server connection
+	vars     sample.Vars // the session's variables
 }
 
 func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time) {
@@ -467,6 +469,17 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 		tc.SetNoDelay(true)
 	}
 	sock := c
+	vars := sample.Vars{Proc: proc.procVars}
+	if len(fe.tcp.conn) > 0 {
+		// Before any handshake (PROXY header, TLS), as in HAProxy.
+		v := &sample.Request{Client: c.RemoteAddr(), Local: c.LocalAddr(), Vars: &vars}
+		var sc ruleScratch
+		if !runTCPRules(fe.tcp.conn, v, &sc) {
+			fe.FE.Dcon.Add(1)
+			proc.endConn(&connState{l: l, c: c, shard: shard, start: now})
+			return
+		}
+	}
 	if core.BindFlag(l.bind, "accept-proxy") {
 		// The header comes before anything else, TLS included, and must
 		// arrive within the client timeout.
@@ -484,7 +497,16 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 	if l.bind.TLS() != nil {
 		c = tls.Server(c, l.bind.TLS())
 	}
-	cs := &connState{l: l, c: c, shard: shard, start: now}
+	cs := &connState{l: l, c: c, shard: shard, start: now, vars: vars}
+	if len(fe.tcp.sess) > 0 {
+		v := &sample.Request{Client: c.RemoteAddr(), Local: c.LocalAddr(), Vars: &cs.vars}
+		var sc ruleScratch
+		if !runTCPRules(fe.tcp.sess, v, &sc) {
+			fe.FE.Dses.Add(1)
+			proc.endConn(cs)
+			return
+		}
+	}
 	// Listed once any PROXY header is read, as HAProxy's stream begins
 	// after it; an HTTP connection first waits for a request, a tcp
 	// stream goes to its server at once.
@@ -499,7 +521,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 		proc.runHTTP(cs)
 		return
 	}
-	proc.serveTCP(fe, c, shard, now, &cs.ent)
+	proc.serveTCP(fe, c, shard, now, &cs.ent, &cs.vars)
 	proc.endConn(cs)
 }
 

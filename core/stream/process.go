@@ -115,6 +115,7 @@ func New(cfg *core.Config) *Process {
 // alert. `goha -c` runs it too.
 func (proc *Process) Prepare(d *diag.Collector) {
 	proc.prepared = true
+	proc.setGlobalVars(d)
 	proc.compileHTTP(d)
 	proc.compileLogFormats(d)
 }
@@ -186,12 +187,14 @@ type proxy struct {
 	*core.Proxy
 
 	// Frontend side, compiled by Prepare.
-	useBE     []useBackendRule
-	defBE     *proxy
-	reqRules  []*httpRule
-	respRules []*httpRule
-	errReply  map[int]*http1.Reply
-	logFmt    *logFormat // nil: the httplog or tcplog fast paths
+	useBE      []useBackendRule
+	defBE      *proxy
+	reqRules   []*httpRule
+	respRules  []*httpRule
+	afterRules []*httpRule // http-after-response
+	tcp        tcpRules    // tcp-request rules
+	errReply   map[int]*http1.Reply
+	logFmt     *logFormat // nil: the httplog or tcplog fast paths
 
 	errs [2]*ErrorCapture // last request and response errors; Process.capMu guards them
 

@@ -9,6 +9,7 @@ import (
 
 // streamInfo is what an access log line reports about one stream.
 type streamInfo struct {
+	hc          *hconn // the HTTP exchange's connection state; nil in tcp mode
 	accept      time.Time
 	client      net.Addr
 	fe, be      *proxy

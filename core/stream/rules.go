@@ -28,6 +28,19 @@ const (
 	actDeny
 	actReturn
 	actAllow
+	actVar
+	actSetPath
+	actSetPathQ
+	actSetQuery
+	actSetURI
+	actSetMethod
+	actReplacePath
+	actReplacePathQ
+	actReplaceURI
+	actReplaceHeader
+	actReplaceValue
+	actSetStatus
+	actRedirect
 )
 
 // httpRule is a compiled http-request or http-response rule.
@@ -45,6 +58,10 @@ type httpRule struct {
 	hdrs  []retHeader
 	body  *sample.Expr
 	warn  string // what compiling dropped, for the configuration's warnings
+
+	v      *varAction    // set-var, set-var-fmt, unset-var
+	reason string        // set-status
+	redir  *redirectRule // redirect
 }
 
 type retHeader struct {
@@ -95,6 +112,16 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 				p.respRules = append(p.respRules, rule)
 			}
 		}
+		for _, r := range p.HTTPAfterRules {
+			if rule, err := compileRule(proc.env, r.Words, named, true); err != nil {
+				d.Alertf(r.Pos, "'http-after-response %s' : %v", firstWord(r.Words), err)
+			} else if rule.act == actDeny || rule.act == actReturn || rule.act == actRedirect {
+				d.Alertf(r.Pos, "'http-after-response %s' : unknown action.", firstWord(r.Words))
+			} else {
+				p.afterRules = append(p.afterRules, rule)
+			}
+		}
+		proc.compileTCPRules(p, named, d)
 		for code, path := range p.ErrorFiles {
 			raw, err := os.ReadFile(path)
 			if err != nil {
@@ -264,6 +291,14 @@ func compileRule(env *sample.Env, words []string, named map[string][]*sample.Ter
 				return nil, err
 			}
 			r.reply = rep
+		}
+	default:
+		ok, err := compileMore(env, r, args, resp)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, core.UnknownAction(args[0])
 		}
 	}
 	return r, nil

@@ -104,16 +104,30 @@ func (p *proxy) connectTimeout() time.Duration {
 // serveTCP forwards a tcp-mode connection to a server of the default
 // backend, both ways, with half-close. ent is the stream's place in show
 // sess.
-func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, ent *streamEntry) {
+func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, ent *streamEntry, vars *sample.Vars) {
 	defer c.Close()
 	si := &streamInfo{accept: now, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
 	be := fe.defBE
-	view := sample.Request{Client: si.client}
+	view := &sample.Request{Client: si.client, Local: c.LocalAddr(), Vars: vars}
+	var rs ruleScratch
+	if len(fe.tcp.content) > 0 && !runTCPRules(fe.tcp.content, view, &rs) {
+		fe.FE.Dreq.Add(1)
+		si.term = [2]byte{'P', 'R'}
+		proc.logTCP(si)
+		return
+	}
 	for _, r := range fe.useBE {
-		if r.cond.Eval(&view) {
+		if r.cond.Eval(view) {
 			be = r.be
 			break
 		}
+	}
+	if be != nil && be != fe && len(be.tcp.content) > 0 && !runTCPRules(be.tcp.content, view, &rs) {
+		be.BE.Dreq.Add(1)
+		si.be = be
+		si.term = [2]byte{'P', 'R'}
+		proc.logTCP(si)
+		return
 	}
 	if be == nil {
 		si.term = [2]byte{'P', 'R'}

@@ -1,0 +1,206 @@
+package stream
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"goha/core"
+	"goha/core/diag"
+	"goha/core/sample"
+)
+
+// Variables in rules (set-var, set-var-fmt, unset-var) and the tcp-request
+// rules that carry them.
+
+// set-var's conditions, HAProxy 2.6's.
+const (
+	varIfExists = 1 << iota
+	varIfNotExists
+	varIfEmpty
+	varIfNotEmpty
+	varIfSet
+	varIfNotSet
+	varIfGt
+	varIfLt
+)
+
+var varConds = map[string]uint16{
+	"ifexists": varIfExists, "ifnotexists": varIfNotExists, "ifempty": varIfEmpty, "ifnotempty": varIfNotEmpty,
+	"ifset": varIfSet, "ifnotset": varIfNotSet, "ifgt": varIfGt, "iflt": varIfLt,
+}
+
+// varAction is a compiled set-var, set-var-fmt or unset-var.
+type varAction struct {
+	name  sample.VarName
+	conds uint16
+	unset bool
+	expr  *sample.SampleExpr // set-var
+	fmt   *sample.Expr       // set-var-fmt
+}
+
+// compileVarAction reads "set-var(<scope>.<name>[,<cond>...])" and its
+// argument.
+func compileVarAction(env *sample.Env, words []string) (*varAction, error) {
+	key, inner, _ := strings.Cut(words[0], "(")
+	inner, closed := strings.CutSuffix(inner, ")")
+	if !closed {
+		return nil, fmt.Errorf("missing closing ')' after the variable name")
+	}
+	parts := strings.Split(inner, ",")
+	name, err := sample.ParseVarName(parts[0])
+	if err != nil {
+		return nil, err
+	}
+	a := &varAction{name: name, unset: key == "unset-var"}
+	for _, c := range parts[1:] {
+		f, ok := varConds[c]
+		if !ok || a.unset {
+			return nil, fmt.Errorf("unknown condition '%s' for %s", c, key)
+		}
+		a.conds |= f
+	}
+	if a.unset {
+		return a, nil
+	}
+	if len(words) < 2 {
+		return nil, fmt.Errorf("'%s' expects a sample expression", key)
+	}
+	if key == "set-var-fmt" {
+		a.fmt, err = sample.CompileLF(env, words[1])
+	} else {
+		a.expr, err = sample.CompileExpr(env, words[1])
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// apply runs the action for the message v; cur and smp are the caller's
+// scratch samples, buf its scratch bytes.
+func (a *varAction) apply(v *sample.Request, smp, cur *sample.Sample, buf *[]byte) {
+	if a.unset {
+		v.Vars.Unset(a.name)
+		return
+	}
+	if a.fmt != nil {
+		*buf = a.fmt.AppendTo((*buf)[:0], v)
+		*smp = sample.Sample{T: sample.TStr, B: *buf}
+	} else if !a.expr.Eval(v, smp) {
+		return
+	}
+	if a.conds != 0 && !a.allowed(v, smp, cur) {
+		return
+	}
+	v.Vars.Set(a.name, smp)
+}
+
+// allowed checks set-var's conditions against the current value.
+func (a *varAction) allowed(v *sample.Request, smp, cur *sample.Sample) bool {
+	exists := v.Vars.Get(a.name, cur)
+	empty := (smp.T == sample.TStr || smp.T == sample.TBin) && len(smp.B) == 0
+	switch {
+	case a.conds&varIfExists != 0 && !exists,
+		a.conds&varIfNotExists != 0 && exists,
+		a.conds&varIfEmpty != 0 && !empty,
+		a.conds&varIfNotEmpty != 0 && empty,
+		a.conds&varIfSet != 0 && !exists,
+		a.conds&varIfNotSet != 0 && exists:
+		return false
+	}
+	if a.conds&(varIfGt|varIfLt) != 0 {
+		if !exists || cur.T != sample.TSint && cur.T != sample.TBool || smp.T != sample.TSint && smp.T != sample.TBool {
+			return false
+		}
+		if a.conds&varIfGt != 0 && !(cur.I > smp.I) || a.conds&varIfLt != 0 && !(cur.I < smp.I) {
+			return false
+		}
+	}
+	return true
+}
+
+// tcpRule is a compiled tcp-request rule.
+type tcpRule struct {
+	act  string // accept, reject, var
+	v    *varAction
+	cond *sample.Cond
+}
+
+// tcpRules are a proxy's tcp-request rules by stage.
+type tcpRules struct {
+	conn, sess, content []*tcpRule
+}
+
+// compileTCPRules compiles p's tcp-request rules.
+func (proc *Process) compileTCPRules(p *proxy, named map[string][]*sample.Term, d *diag.Collector) {
+	for _, r := range p.TCPReqRules {
+		n, _ := core.TCPRuleArity(r.Words)
+		cond, err := sample.CompileCond(proc.env, r.Words[n:], named)
+		if err != nil {
+			d.Alertf(r.Pos, "error detected while parsing a 'tcp-request %s' condition : %v.", r.Stage, err)
+			continue
+		}
+		t := &tcpRule{act: r.Words[0], cond: cond}
+		if k, _, _ := strings.Cut(r.Words[0], "("); k != r.Words[0] {
+			t.act = "var"
+			if t.v, err = compileVarAction(proc.env, r.Words[:n]); err != nil {
+				d.Alertf(r.Pos, "'tcp-request %s %s' : %v.", r.Stage, k, err)
+				continue
+			}
+		}
+		switch r.Stage {
+		case "connection":
+			p.tcp.conn = append(p.tcp.conn, t)
+		case "session":
+			p.tcp.sess = append(p.tcp.sess, t)
+		default:
+			p.tcp.content = append(p.tcp.content, t)
+		}
+	}
+}
+
+// ruleScratch is what running rules needs besides the message.
+type ruleScratch struct {
+	smp, cur sample.Sample
+	buf      []byte
+}
+
+// runTCPRules runs rules for v: false when one rejects. An accept ends
+// the stage's rules.
+func runTCPRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) bool {
+	for _, r := range rules {
+		if !r.cond.Eval(v) {
+			continue
+		}
+		switch r.act {
+		case "accept":
+			return true
+		case "reject":
+			return false
+		case "var":
+			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)
+		}
+	}
+	return true
+}
+
+// setGlobalVars runs the global section's set-var and set-var-fmt lines,
+// in order, when the process starts.
+func (proc *Process) setGlobalVars(d *diag.Collector) {
+	var sc ruleScratch
+	v := &sample.Request{Vars: &sample.Vars{Proc: proc.procVars}}
+	for _, l := range proc.Conf.Global.SetVars {
+		a, err := compileVarAction(proc.env, l.Words)
+		if err == nil && a.name.Scope != sample.ScopeProc {
+			err = fmt.Errorf("only variables of scope 'proc' may be set in the global section")
+		}
+		if err != nil {
+			d.Alertf(l.Pos, "parsing '%s' : %v.", l.Words[0], err)
+			continue
+		}
+		a.apply(v, &sc.smp, &sc.cur, &sc.buf)
+	}
+}
+
+var _ = strconv.Itoa
