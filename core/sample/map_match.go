@@ -291,7 +291,9 @@ func (x *matcher) lookup(r *Request, s *Sample, sub *[]int) (e *MapEntry, tree b
 			}
 			if x.kind == matchRegm {
 				if m := p.re.FindSubmatchIndex(s.B); m != nil {
-					*sub = m
+					if sub != nil {
+						*sub = m
+					}
 					return p.e, false
 				}
 			} else if p.re.Match(s.B) {

@@ -429,6 +429,10 @@ func (m *Map) Add(gen uint32, key, value string, hasV bool) error {
 	for i, x := range m.matchers {
 		p, err := x.parse(e)
 		if err != nil {
+			// HAProxy indexes the entry matcher by matcher and, on
+			// failure, removes it counting one entry less: its count
+			// moves by the matchers done, minus one.
+			m.entryCnt += uint64(i) - 1
 			return err
 		}
 		ps[i] = p
@@ -442,25 +446,21 @@ func (m *Map) Add(gen uint32, key, value string, hasV bool) error {
 	return nil
 }
 
-// Set changes the value of every entry with key; errors are HAProxy's.
+// Set changes the value of every entry with key. As in HAProxy 2.6, a
+// value that does not parse leaves the entry as it was without an error:
+// only a missing key is one.
 func (m *Map) Set(key, value string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	found := false
-	var errs []string
 	for _, e := range m.entries {
 		if e.Key == key {
 			found = true
-			if err := m.setLocked(e, value); err != nil {
-				errs = append(errs, err.Error())
-			}
+			m.setLocked(e, value)
 		}
 	}
 	if !found {
 		return fmt.Errorf("entry not found")
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, ", "))
 	}
 	return nil
 }
