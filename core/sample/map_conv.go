@@ -62,7 +62,7 @@ func mapCheck(kind matchKind, out Type) func(*Env, []Arg) error {
 			case TSint:
 				n, ok := parseSint([]byte(a[1].S))
 				if !ok {
-					return fmt.Errorf("failed to parse '%s' as type 'signed integer' at position 2", a[1].S)
+					return fmt.Errorf("failed to parse '%s' as type 'integer' at position 2", a[1].S)
 				}
 				*d = Sample{T: TSint, I: n}
 			case TAddr:
