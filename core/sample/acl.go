@@ -1,14 +1,11 @@
 package sample
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
-	"regexp"
+	"strconv"
 	"strings"
 
 	"goha/core/diag"
@@ -43,19 +40,17 @@ var matchNames = map[string]matchKind{
 	"reg": matchReg, "dir": matchDir, "dom": matchDom,
 }
 
-// Term is one compiled criterion.
+// Term is one compiled criterion. Its patterns live in the process's
+// MapSet, as HAProxy's pattern references: one per pattern file (-f),
+// shared with every other user of the file, and one of the ACL's own, so
+// that the runtime commands (add acl, del acl, ...) change what it
+// matches.
 type Term struct {
 	expr   *SampleExpr
 	match  matchKind
 	nocase bool
-	pats   [][]byte // str, beg, end, sub, dir, dom, bin (lowercased with -i)
-	exact  map[string]struct{}
-	res    []*regexp.Regexp
-	ints   []intRange
-	nets   []netip.Prefix
+	refs   []*matcher
 }
-
-type intRange struct{ lo, hi int64 }
 
 // condTerm is a possibly negated reference to a named ACL (terms ORed
 // together) or to an anonymous one.
@@ -143,8 +138,9 @@ func CompileACL(env *Env, words []string) (*Term, error) {
 		t.match = defaultMatch(e.Out())
 	}
 	vals := words[1:]
-	var files []string
-	mapFile := false
+	ms := env.maps()
+	mapFile, loaded := false, false
+	uid := -1
 	for len(vals) > 0 && strings.HasPrefix(vals[0], "-") {
 		switch vals[0] {
 		case "-i":
@@ -153,6 +149,9 @@ func CompileACL(env *Env, words []string) (*Term, error) {
 		case "-m":
 			if len(vals) < 2 {
 				return nil, fmt.Errorf("missing matching method after '-m'")
+			}
+			if loaded {
+				return nil, fmt.Errorf("'-m' must only be specified before patterns and files in parsing ACL expression")
 			}
 			m, ok := matchNames[vals[1]]
 			if !ok {
@@ -166,12 +165,36 @@ func CompileACL(env *Env, words []string) (*Term, error) {
 			if len(vals) < 2 {
 				return nil, fmt.Errorf("'-f' expects a file name")
 			}
-			files = append(files, vals[1])
+			if err := t.checkMethod(crit); err != nil {
+				return nil, err
+			}
+			flag := RefACL
+			if mapFile {
+				flag |= RefMap
+			}
+			ref, err := ms.loadRef(env, vals[1], flag, mapFile)
+			if err != nil {
+				return nil, err
+			}
+			x, err := ref.attach(t.match, t.nocase, TAny)
+			if err != nil {
+				return nil, err
+			}
+			t.refs = append(t.refs, x)
+			loaded = true
 			vals = vals[1:]
 		case "-u":
 			if len(vals) < 2 {
 				return nil, fmt.Errorf("'-u' expects a unique id")
 			}
+			n, ok := parseSint([]byte(vals[1]))
+			if !ok {
+				return nil, fmt.Errorf("the argument of -u must be an integer")
+			}
+			if ms.idTaken(int(n)) {
+				return nil, fmt.Errorf("the id is already used")
+			}
+			uid = int(n)
 			vals = vals[1:]
 		case "--":
 			vals = vals[1:]
@@ -182,55 +205,52 @@ func CompileACL(env *Env, words []string) (*Term, error) {
 		vals = vals[1:]
 	}
 values:
-	if !castable[e.Out()][matchInput(t.match)] {
-		return nil, fmt.Errorf("ACL keyword '%s' (type %s) cannot match with method '%s'", crit, e.Out(), matchName(t.match))
+	if err := t.checkMethod(crit); err != nil {
+		return nil, err
 	}
-	for _, f := range files {
-		pats, err := readPatterns(f, mapFile)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range pats {
-			if err := t.addPattern(p); err != nil {
-				return nil, fmt.Errorf("'%s' in file '%s': %v", p, f, err)
-			}
-		}
+	kw, _, _ := strings.Cut(crit, "(")
+	kw, _, _ = strings.Cut(kw, ",")
+	own, err := ms.newACLRef(env, kw, uid).attach(t.match, t.nocase, TAny)
+	if err != nil {
+		return nil, err
 	}
-	if t.match == matchInt {
-		// Integer patterns may be an operator and a value: "gt 3".
-		for i := 0; i < len(vals); i++ {
-			v := vals[i]
+	t.refs = append(t.refs, own)
+	if t.match == matchFound || t.match == matchBool {
+		if len(vals) > 0 {
+			return nil, fmt.Errorf("'%s' : this matching method takes no pattern", vals[0])
+		}
+		return t, nil
+	}
+	op := ""
+	for _, v := range vals {
+		if t.match == matchInt || t.match == matchLen {
+			// An operator applies to the values after it: "gt 3" is "4:".
 			switch v {
 			case "eq", "ge", "gt", "le", "lt":
-				if i+1 >= len(vals) {
-					return nil, fmt.Errorf("missing value after operator '%s'", v)
-				}
-				n, ok := parseSint([]byte(vals[i+1]))
-				if !ok {
-					return nil, fmt.Errorf("'%s' is not a number", vals[i+1])
-				}
-				t.ints = append(t.ints, opRange(v, n))
-				i++
+				op = v
 				continue
 			}
-			if err := t.addPattern(v); err != nil {
-				return nil, err
+			if op != "" && op != "eq" && !strings.ContainsAny(v, ":-") {
+				n, ok := parseSint([]byte(v))
+				if !ok {
+					return nil, fmt.Errorf("'%s' is neither a number nor a supported operator", v)
+				}
+				v = opRange(op, n)
 			}
 		}
-	} else {
-		for _, v := range vals {
-			if err := t.addPattern(v); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if t.match == matchStr && len(t.pats) > 8 {
-		t.exact = make(map[string]struct{}, len(t.pats))
-		for _, p := range t.pats {
-			t.exact[string(p)] = struct{}{}
+		if err := own.m.Add(own.m.Current(), v, "", false); err != nil {
+			return nil, err
 		}
 	}
 	return t, nil
+}
+
+// checkMethod says whether the criterion's type can be read by its method.
+func (t *Term) checkMethod(crit string) error {
+	if !castable[t.expr.Out()][matchInput(t.match)] {
+		return fmt.Errorf("ACL keyword '%s' (type %s) cannot match with method '%s'", crit, t.expr.Out(), matchName(t.match))
+	}
+	return nil
 }
 
 func matchName(m matchKind) string {
@@ -259,113 +279,18 @@ func matchInput(m matchKind) Type {
 	return TStr
 }
 
-func opRange(op string, n int64) intRange {
-	const lo, hi = -1 << 63, 1<<63 - 1
+// opRange writes an operator and a value as the range pattern HAProxy
+// stores for them.
+func opRange(op string, n int64) string {
 	switch op {
-	case "ge":
-		return intRange{n, hi}
 	case "gt":
-		return intRange{n + 1, hi}
-	case "le":
-		return intRange{lo, n}
+		return strconv.FormatInt(n+1, 10) + ":"
+	case "ge":
+		return strconv.FormatInt(n, 10) + ":"
 	case "lt":
-		return intRange{lo, n - 1}
+		return ":" + strconv.FormatInt(n-1, 10)
 	}
-	return intRange{n, n}
-}
-
-// addPattern compiles one value for the term's method.
-func (t *Term) addPattern(v string) error {
-	switch t.match {
-	case matchFound, matchBool:
-		return fmt.Errorf("'%s' : this matching method takes no pattern", v)
-	case matchInt, matchLen:
-		r, ok := parseRange(v)
-		if !ok {
-			return fmt.Errorf("'%s' is not a number nor a range", v)
-		}
-		t.ints = append(t.ints, r)
-	case matchIP:
-		p, err := ParseNetwork(v)
-		if err != nil {
-			return fmt.Errorf("'%s' is not a valid IPv4 or IPv6 address", v)
-		}
-		t.nets = append(t.nets, p)
-	case matchBin:
-		b, err := hex.DecodeString(v)
-		if err != nil {
-			return fmt.Errorf("'%s' is not a valid hexadecimal string", v)
-		}
-		t.pats = append(t.pats, b)
-	case matchReg:
-		expr := v
-		if t.nocase {
-			expr = "(?i)" + v
-		}
-		re, err := regexp.Compile(expr)
-		if err != nil {
-			return fmt.Errorf("regex '%s' is invalid", v)
-		}
-		t.res = append(t.res, re)
-	default:
-		b := []byte(v)
-		if t.nocase {
-			b = bytes.ToLower(b)
-		}
-		t.pats = append(t.pats, b)
-	}
-	return nil
-}
-
-// parseRange reads "N", "N:M", ":M" or "N:".
-func parseRange(v string) (intRange, bool) {
-	const lo, hi = -1 << 63, 1<<63 - 1
-	a, b, isRange := strings.Cut(v, ":")
-	if !isRange {
-		n, ok := parseSint([]byte(v))
-		return intRange{n, n}, ok
-	}
-	r := intRange{lo, hi}
-	if a != "" {
-		n, ok := parseSint([]byte(a))
-		if !ok {
-			return r, false
-		}
-		r.lo = n
-	}
-	if b != "" {
-		n, ok := parseSint([]byte(b))
-		if !ok {
-			return r, false
-		}
-		r.hi = n
-	}
-	return r, true
-}
-
-// readPatterns reads a pattern file: one pattern per line, blank lines and
-// lines starting with '#' skipped, spaces around trimmed; for a map file
-// (-M) the key, the line's first word.
-func readPatterns(name string, mapFile bool) ([]string, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("failed to open pattern file <%s>", name)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		l := strings.TrimSpace(sc.Text())
-		if l == "" || l[0] == '#' {
-			continue
-		}
-		if mapFile {
-			l = strings.Fields(l)[0]
-		}
-		out = append(out, l)
-	}
-	return out, sc.Err()
+	return ":" + strconv.FormatInt(n, 10)
 }
 
 // Eval says whether the criterion matches.
@@ -387,63 +312,12 @@ func (t *Term) matches(r *Request, s *Sample) bool {
 		return true
 	case matchBool:
 		return s.I != 0
-	case matchInt:
-		return inRanges(t.ints, s.I)
-	case matchLen:
-		return inRanges(t.ints, int64(len(s.B)))
-	case matchIP:
-		for _, p := range t.nets {
-			a := s.IP
-			if p.Addr().Is4() && a.Is4In6() {
-				a = a.Unmap()
-			}
-			if p.Contains(a) {
-				return true
-			}
-		}
-		return false
-	case matchReg:
-		for _, re := range t.res {
-			if re.Match(s.B) {
-				return true
-			}
-		}
-		return false
 	}
-	b := s.B
-	if t.nocase && t.match != matchBin {
-		b = lowerInto(r, b)
-	}
-	if t.exact != nil {
-		_, ok := t.exact[string(b)]
-		return ok
-	}
-	for _, p := range t.pats {
-		var ok bool
-		switch t.match {
-		case matchStr, matchBin:
-			ok = bytes.Equal(b, p)
-		case matchBeg:
-			ok = bytes.HasPrefix(b, p)
-		case matchEnd:
-			ok = bytes.HasSuffix(b, p)
-		case matchSub:
-			ok = bytes.Contains(b, p)
-		case matchDir:
-			ok = matchWord(b, p, "/?")
-		case matchDom:
-			ok = matchWord(b, p, "/?.:")
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}
-
-func inRanges(rs []intRange, n int64) bool {
-	for _, r := range rs {
-		if n >= r.lo && n <= r.hi {
+	for _, x := range t.refs {
+		x.m.mu.RLock()
+		e, _ := x.lookup(r, s, nil)
+		x.m.mu.RUnlock()
+		if e != nil {
 			return true
 		}
 	}

@@ -1,11 +1,24 @@
 package sample
 
+import "goha/core/diag"
+
 // Env is what compiling an expression may need beyond its words: the
 // process's map files, which map converters and ACL -M files share with the
 // runtime commands that change them. A nil Env compiles with a private
 // set (configuration checks, tests).
 type Env struct {
 	Maps *MapSet
+	// Pos is where the expression being compiled is written: HAProxy
+	// names the map and pattern references it creates after it.
+	Pos diag.Pos
+}
+
+// where is the position references made now are named after.
+func (e *Env) where() diag.Pos {
+	if e == nil {
+		return diag.Pos{}
+	}
+	return e.Pos
 }
 
 // maps returns the Env's map set, or a new private one.

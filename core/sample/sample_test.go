@@ -141,7 +141,8 @@ func TestCasts(t *testing.T) {
 func TestACLMatching(t *testing.T) {
 	dir := t.TempDir()
 	pats := filepath.Join(dir, "hosts.lst")
-	os.WriteFile(pats, []byte("# hosts\nfoo.org\n\n  example.com  \n"), 0o644)
+	// Leading blanks are skipped, trailing ones are part of the pattern.
+	os.WriteFile(pats, []byte("# hosts\nfoo.org \n\n  example.com\n"), 0o644)
 	mapf := filepath.Join(dir, "hosts.map")
 	os.WriteFile(mapf, []byte("example.com be1\nother.net be2\n"), 0o644)
 	for _, tc := range []struct {
@@ -184,6 +185,7 @@ func TestACLMatching(t *testing.T) {
 		{"always_true", true},
 		{"always_false", false},
 		{"hdr(host) -i -f " + pats, true},
+		{"str(foo.org) -f " + pats, false},
 		{"hdr(host) -i -M -f " + mapf, true},
 		{"hdr(host) -m reg -i ^example\\.", true},
 		{"str(abc) -m bin 616263", true},
@@ -210,7 +212,7 @@ func TestACLErrors(t *testing.T) {
 		{"path -m nope x", "unknown matching method 'nope'"},
 		{"path -q x", "'-q' : unknown flag"},
 		{"src nothere", "'nothere' is not a valid IPv4 or IPv6 address"},
-		{"path_len abc", "'abc' is not a number nor a range"},
+		{"path_len abc", "'abc' is not a number"},
 		{"path -f /nonexistent/file", "failed to open pattern file </nonexistent/file>"},
 		{"path_reg (", "regex '(' is invalid"},
 	} {

@@ -75,7 +75,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 	for _, p := range proc.proxies {
 		named := map[string][]*sample.Term{}
 		for _, a := range p.ACLs {
-			t, err := sample.CompileACL(proc.env, a.Words)
+			t, err := sample.CompileACL(proc.envAt(a.Pos), a.Words)
 			if err != nil {
 				d.Alertf(a.Pos, "error detected while parsing ACL '%s' : %v", a.Name, err)
 				continue
@@ -83,7 +83,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			named[a.Name] = append(named[a.Name], t)
 		}
 		for _, ub := range p.UseBackends {
-			c, err := sample.CompileCond(proc.env, ub.Cond, named)
+			c, err := sample.CompileCond(proc.envAt(ub.Pos), ub.Cond, named)
 			if err != nil {
 				d.Alertf(ub.Pos, "error detected while parsing switching rule : %v.", err)
 				continue
@@ -93,7 +93,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			}
 		}
 		for _, r := range p.HTTPReqRules {
-			if rule, err := compileRule(proc.env, r.Words, named, false); err != nil {
+			if rule, err := compileRule(proc.envAt(r.Pos), r.Words, named, false); err != nil {
 				d.Alertf(r.Pos, "'http-request %s' : %v", firstWord(r.Words), err)
 			} else {
 				if rule.warn != "" {
@@ -103,7 +103,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			}
 		}
 		for _, r := range p.HTTPRespRules {
-			if rule, err := compileRule(proc.env, r.Words, named, true); err != nil {
+			if rule, err := compileRule(proc.envAt(r.Pos), r.Words, named, true); err != nil {
 				d.Alertf(r.Pos, "'http-response %s' : %v", firstWord(r.Words), err)
 			} else {
 				if rule.warn != "" {
