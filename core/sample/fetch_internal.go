@@ -42,19 +42,19 @@ type ProxyInfo interface {
 type ProxyStat uint8
 
 const (
-	FeConn       ProxyStat = iota // current connections of a frontend
-	FeSessRate                    // sessions per second
-	FeReqRate                     // HTTP requests per second
-	FeClientTmo                   // timeout client, in milliseconds
-	BeConn                        // current connections of a backend
-	BeConnFree                    // free connection slots on usable servers; -1 unlimited
-	BeSessRate                    // sessions per second
-	BeQueue                       // streams waiting in the queues
-	BeAvgQueue                    // the queue divided by usable servers, rounded up
-	BeNbSrv                       // usable servers
-	BeConnSlots                   // free connections and queue places; -1 unlimited
-	BeServerTmo                   // timeout server, in milliseconds
-	BeTunnelTmo                   // timeout tunnel, in milliseconds
+	FeConn      ProxyStat = iota // current connections of a frontend
+	FeSessRate                   // sessions per second
+	FeReqRate                    // HTTP requests per second
+	FeClientTmo                  // timeout client, in milliseconds
+	BeConn                       // current connections of a backend
+	BeConnFree                   // free connection slots on usable servers; -1 unlimited
+	BeSessRate                   // sessions per second
+	BeQueue                      // streams waiting in the queues
+	BeAvgQueue                   // the queue divided by usable servers, rounded up
+	BeNbSrv                      // usable servers
+	BeConnSlots                  // free connections and queue places; -1 unlimited
+	BeServerTmo                  // timeout server, in milliseconds
+	BeTunnelTmo                  // timeout tunnel, in milliseconds
 )
 
 // ServerStat names a server figure for ProxyInfo.ServerStat.
