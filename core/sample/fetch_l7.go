@@ -650,7 +650,8 @@ func parseHdrIP(v []byte) (netip.Addr, bool) {
 		}
 	}
 	if bytes.IndexByte(v, ':') >= 0 {
-		if ip, err := netip.ParseAddr(string(v)); err == nil && ip.Is6() && ip.Zone() == "" {
+		var ip netip.Addr
+		if err := ip.UnmarshalText(v); err == nil && ip.Is6() && ip.Zone() == "" {
 			return ip, true
 		}
 	}

@@ -249,3 +249,21 @@ func FuzzURLParam(f *testing.F) {
 		t.Fatal("no end")
 	})
 }
+
+// The usual HTTP and stream fetches allocate nothing once warm.
+func TestFetchesAllocateNothing(t *testing.T) {
+	r := request(t, cookieReq)
+	r.Stream = &testStream{fe: "fe", be: "be", srv: "s1", listener: "foo"}
+	e, err := CompileLF(nil, "%[urlp(a)]%[cook(cook2)]%[req.cook_cnt]%[base32]%[hdr_ip(x-six)]%[req.hdr_val(x-fwd)]%[http_auth_user]%[fe_name]%[be_name]%[srv_name]%[so_name]%[req.hdrs]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acl, err := CompileCond(nil, strings.Fields("if { urlp(a) 4 } { cook(cook2) -m found }"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b []byte
+	if n := testing.AllocsPerRun(100, func() { b = e.AppendTo(b[:0], r); acl.Eval(r) }); n != 0 {
+		t.Errorf("%v allocations per evaluation", n)
+	}
+}
