@@ -1,0 +1,330 @@
+package sample
+
+import (
+	"crypto/sha1"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
+	"fmt"
+	"strings"
+	"time"
+
+	"goha/core/tlsconf"
+)
+
+// Fetches of the client connection's TLS layer (HAProxy's section 7.3.4),
+// read from what crypto/tls tells of the handshake.
+
+// TLSInfo is implemented by a Stream whose client connection may be TLS.
+type TLSInfo interface {
+	// TLSState is the completed handshake's state; nil when the client
+	// connection is not TLS.
+	TLSState() *tls.ConnectionState
+}
+
+func init() {
+	RegisterFetches(
+		Fetch{Name: "ssl_fc", Out: TBool, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			s.setBool(tlsState(r) != nil)
+			return true
+		}},
+		tlsFetch("ssl_fc_sni", TStr, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			if cs.ServerName == "" {
+				return false
+			}
+			s.setStr(constBytes(r, cs.ServerName))
+			return true
+		}),
+		tlsFetch("ssl_fc_has_sni", TBool, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			s.setBool(cs.ServerName != "")
+			return true
+		}),
+		tlsFetch("ssl_fc_protocol", TStr, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			name := versionName(cs.Version)
+			if name == "" {
+				return false
+			}
+			s.setStr(constBytes(r, name))
+			return true
+		}),
+		tlsFetch("ssl_fc_cipher", TStr, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			s.setStr(constBytes(r, cipherName(cs.CipherSuite)))
+			return true
+		}),
+		tlsFetch("ssl_fc_alg_keysize", TSint, cipherBits),
+		tlsFetch("ssl_fc_use_keysize", TSint, cipherBits),
+		tlsFetch("ssl_fc_alpn", TStr, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			if cs.NegotiatedProtocol == "" {
+				return false
+			}
+			s.setStr(constBytes(r, cs.NegotiatedProtocol))
+			return true
+		}),
+		tlsFetch("ssl_fc_is_resumed", TBool, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			s.setBool(cs.DidResume)
+			return true
+		}),
+		tlsFetch("ssl_fc_has_crt", TBool, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			s.setBool(len(cs.PeerCertificates) > 0)
+			return true
+		}),
+		tlsFetch("ssl_c_used", TBool, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			s.setBool(len(cs.PeerCertificates) > 0)
+			return true
+		}),
+		tlsFetch("ssl_c_verify", TSint, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			// A certificate that was presented but not verified has an
+			// OpenSSL error code crypto/tls does not give.
+			if len(cs.PeerCertificates) > 0 && len(cs.VerifiedChains) == 0 {
+				return false
+			}
+			s.setInt(0)
+			return true
+		}),
+		certFetch("ssl_c_der", TBin, func(r *Request, c *x509.Certificate, a []Arg, s *Sample) bool {
+			s.T, s.B = TBin, c.Raw
+			return true
+		}),
+		certFetch("ssl_c_sha1", TBin, func(r *Request, c *x509.Certificate, a []Arg, s *Sample) bool {
+			sum := sha1.Sum(c.Raw)
+			s.T, s.B = TBin, append(r.alloc(len(sum)), sum[:]...)
+			return true
+		}),
+		certFetch("ssl_c_serial", TBin, func(r *Request, c *x509.Certificate, a []Arg, s *Sample) bool {
+			s.T, s.B = TBin, append(r.alloc(32), c.SerialNumber.Bytes()...)
+			return true
+		}),
+		certFetch("ssl_c_version", TSint, func(r *Request, c *x509.Certificate, a []Arg, s *Sample) bool {
+			s.setInt(int64(c.Version))
+			return true
+		}),
+		certFetch("ssl_c_notbefore", TStr, func(r *Request, c *x509.Certificate, a []Arg, s *Sample) bool {
+			s.setStr(appendASN1Time(r.alloc(16), c.NotBefore))
+			return true
+		}),
+		certFetch("ssl_c_notafter", TStr, func(r *Request, c *x509.Certificate, a []Arg, s *Sample) bool {
+			s.setStr(appendASN1Time(r.alloc(16), c.NotAfter))
+			return true
+		}),
+		dnFetch("ssl_c_s_dn", func(c *x509.Certificate) []byte { return c.RawSubject }),
+		dnFetch("ssl_c_i_dn", func(c *x509.Certificate) []byte { return c.RawIssuer }),
+	)
+}
+
+func tlsState(r *Request) *tls.ConnectionState {
+	ti, ok := r.Stream.(TLSInfo)
+	if !ok {
+		return nil
+	}
+	return ti.TLSState()
+}
+
+func tlsFetch(name string, out Type, fn func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool) Fetch {
+	return Fetch{Name: name, Out: out, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+		cs := tlsState(r)
+		if cs == nil {
+			return false
+		}
+		return fn(r, cs, a, s)
+	}}
+}
+
+// certFetch reads the client's certificate, when it sent one.
+func certFetch(name string, out Type, fn func(r *Request, c *x509.Certificate, a []Arg, s *Sample) bool) Fetch {
+	f := tlsFetch(name, out, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+		if len(cs.PeerCertificates) == 0 {
+			return false
+		}
+		return fn(r, cs.PeerCertificates[0], a, s)
+	})
+	return f
+}
+
+// versionName is OpenSSL's name of a protocol version.
+func versionName(v uint16) string {
+	switch v {
+	case tls.VersionTLS13:
+		return "TLSv1.3"
+	case tls.VersionTLS12:
+		return "TLSv1.2"
+	case tls.VersionTLS11:
+		return "TLSv1.1"
+	case tls.VersionTLS10:
+		return "TLSv1"
+	}
+	return ""
+}
+
+// cipherName is OpenSSL's name of a suite: TLS 1.3 suites keep their
+// IANA names there.
+func cipherName(id uint16) string {
+	iana := tls.CipherSuiteName(id)
+	switch id {
+	case tls.TLS_AES_128_GCM_SHA256, tls.TLS_AES_256_GCM_SHA384, tls.TLS_CHACHA20_POLY1305_SHA256:
+		return iana
+	}
+	return tlsconf.OpenSSLName(iana)
+}
+
+func cipherBits(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+	n := tls.CipherSuiteName(cs.CipherSuite)
+	switch {
+	case strings.Contains(n, "AES_128"):
+		s.setInt(128)
+	case strings.Contains(n, "AES_256"), strings.Contains(n, "CHACHA20"):
+		s.setInt(256)
+	case strings.Contains(n, "3DES"):
+		s.setInt(168)
+	case strings.Contains(n, "RC4"):
+		s.setInt(128)
+	default:
+		return false
+	}
+	return true
+}
+
+// appendASN1Time writes t as OpenSSL shows a certificate's date:
+// YYMMDDhhmmssZ (UTCTime) until 2049, YYYYMMDDhhmmssZ after.
+func appendASN1Time(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	if y := t.Year(); y >= 1950 && y < 2050 {
+		return t.AppendFormat(b, "060102150405Z")
+	}
+	return t.AppendFormat(b, "20060102150405Z")
+}
+
+// dnArgs reads [<entry>[,<occ>[,<format>]]].
+func dnArgs(env *Env, a []Arg) error {
+	if len(a) > 1 {
+		n, ok := parseSint([]byte(a[1].S))
+		if !ok {
+			return fmt.Errorf("failed to parse '%s' as type 'signed integer' at position 2", a[1].S)
+		}
+		a[1].I = n
+	}
+	if len(a) > 2 && a[2].S != "rfc2253" && a[2].S != "" {
+		return fmt.Errorf("only rfc2253 or a blank value are currently supported as the format argument.")
+	}
+	return nil
+}
+
+// dnFetch is a distinguished name: whole, as OpenSSL's one-line form
+// ("/C=FR/O=Org/CN=name") or as RFC 2253 ("CN=name,O=Org,C=FR"), or the
+// value of one of its entries.
+func dnFetch(name string, raw func(c *x509.Certificate) []byte) Fetch {
+	f := certFetch(name, TStr, func(r *Request, c *x509.Certificate, a []Arg, s *Sample) bool {
+		atvs, ok := parseDN(raw(c))
+		if !ok {
+			return false
+		}
+		entry := ""
+		if len(a) > 0 {
+			entry = a[0].S
+		}
+		if entry != "" {
+			occ := int64(1)
+			if len(a) > 1 && a[1].I != 0 {
+				occ = a[1].I
+			}
+			var match []int
+			for i := range atvs {
+				if atvs[i].short == entry {
+					match = append(match, i)
+				}
+			}
+			if occ < 0 {
+				occ = int64(len(match)) + occ + 1
+			}
+			if occ < 1 || occ > int64(len(match)) {
+				return false
+			}
+			s.setStr(constBytes(r, atvs[match[occ-1]].value))
+			return true
+		}
+		b := r.alloc(len(raw(c)))
+		if len(a) > 2 && a[2].S == "rfc2253" {
+			for i := len(atvs) - 1; i >= 0; i-- {
+				if i != len(atvs)-1 {
+					if atvs[i+1].sameSet {
+						b = append(b, '+')
+					} else {
+						b = append(b, ',')
+					}
+				}
+				b = append(b, atvs[i].short...)
+				b = append(b, '=')
+				b = appendRFC2253Value(b, atvs[i].value)
+			}
+		} else {
+			// OpenSSL's one-line form separates every entry with '/',
+			// multi-valued RDNs included.
+			for i := range atvs {
+				b = append(b, '/')
+				b = append(b, atvs[i].short...)
+				b = append(b, '=')
+				b = append(b, atvs[i].value...)
+			}
+		}
+		s.setStr(b)
+		return true
+	})
+	f.Max = 3
+	f.Check = dnArgs
+	return f
+}
+
+type dnEntry struct {
+	short   string
+	value   string
+	sameSet bool // in the same RDN as the entry before (multi-valued)
+}
+
+// oidNames are OpenSSL's short names of the usual DN attributes.
+var oidNames = map[string]string{
+	"2.5.4.3": "CN", "2.5.4.4": "SN", "2.5.4.5": "serialNumber", "2.5.4.6": "C",
+	"2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.9": "street", "2.5.4.10": "O",
+	"2.5.4.11": "OU", "2.5.4.12": "title", "2.5.4.42": "GN", "2.5.4.43": "initials",
+	"2.5.4.44": "generationQualifier", "2.5.4.46": "dnQualifier", "2.5.4.65": "pseudonym",
+	"2.5.4.17": "postalCode", "1.2.840.113549.1.9.1": "emailAddress",
+	"0.9.2342.19200300.100.1.25": "DC", "0.9.2342.19200300.100.1.1": "UID",
+}
+
+// parseDN reads a DER distinguished name in its order, with each
+// attribute's OpenSSL short name.
+func parseDN(der []byte) ([]dnEntry, bool) {
+	var seq pkix.RDNSequence
+	if rest, err := asn1.Unmarshal(der, &seq); err != nil || len(rest) != 0 {
+		return nil, false
+	}
+	var out []dnEntry
+	for _, rdn := range seq {
+		for j, atv := range rdn {
+			name, ok := oidNames[atv.Type.String()]
+			if !ok {
+				name = atv.Type.String()
+			}
+			v, ok := atv.Value.(string)
+			if !ok {
+				v = fmt.Sprint(atv.Value)
+			}
+			out = append(out, dnEntry{short: name, value: v, sameSet: j > 0})
+		}
+	}
+	return out, true
+}
+
+func appendRFC2253Value(b []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == ',' || c == '+' || c == '"' || c == '\\' || c == '<' || c == '>' || c == ';',
+			(c == '#' || c == ' ') && i == 0,
+			c == ' ' && i == len(v)-1:
+			b = append(b, '\\', c)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
