@@ -70,6 +70,7 @@ type hconn struct {
 	vars *sample.Vars
 	view sample.Request
 	rs   ruleScratch
+	ss   sampleStream // what sample fetches learn of the exchange
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -137,7 +138,8 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 		// must not reach the connection hc serves next.
 		cs.ent.setHTTP(nil)
 		hc.ent, hc.priv, hc.vars = nil, nil, nil
-		hc.view = sample.Request{}
+		hc.view.Clear() // its scratch space stays with the pooled hconn
+		hc.ss = sampleStream{}
 		hc.raw.takeBytes(&fe.FE)
 		hc.raw.Conn, hc.raw.io.rc = nil, nil
 		hc.cliIO, hc.srvIO = activeConn{}, activeConn{}
@@ -307,6 +309,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	view := &hc.view
 	view.Clear()
 	view.Head, view.Client, view.Local, view.Vars = req, si.client, c.LocalAddr(), hc.vars
+	hc.ss = newSampleStream(proc, si, hc.ent, hc.raw.Conn, first, shard)
+	view.Stream = &hc.ss
 	si.host = req.Host()
 	si.hc = hc
 	// The transaction's variables end with it.

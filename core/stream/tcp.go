@@ -108,7 +108,8 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	defer c.Close()
 	si := &streamInfo{accept: now, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
 	be := fe.defBE
-	view := &sample.Request{Client: si.client, Local: c.LocalAddr(), Vars: vars}
+	ss := newSampleStream(proc, si, ent, c, true, shard)
+	view := &sample.Request{Client: si.client, Local: c.LocalAddr(), Vars: vars, Stream: &ss}
 	var rs ruleScratch
 	if len(fe.tcp.content) > 0 && !runTCPRules(fe.tcp.content, view, &rs) {
 		fe.FE.Dreq.Add(1)
