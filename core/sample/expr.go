@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -87,6 +88,10 @@ func ParseExpr(env *Env, s string) (*SampleExpr, int, error) {
 		}
 		i += n
 		if cargs, err = checkArgs(env, cargs, c.Min, c.Max, c.Check); err != nil {
+			var ae *ArgError
+			if errors.As(err, &ae) {
+				return nil, 0, fmt.Errorf("invalid arg %d in converter '%s' : %s", ae.Pos, cname, ae.Msg)
+			}
 			return nil, 0, fmt.Errorf("invalid args in converter '%s' : %v", cname, err)
 		}
 		if !castable[out][c.In] {
@@ -178,6 +183,16 @@ func parseArgs(s string) ([]Arg, int, error) {
 	}
 	return nil, 0, fmt.Errorf("missing closing ')' after arguments")
 }
+
+// ArgError is an argument that does not parse as its type: HAProxy names
+// its position ("invalid arg 2 in converter ...") rather than the
+// converter's arguments as a whole.
+type ArgError struct {
+	Pos int // from 1
+	Msg string
+}
+
+func (e *ArgError) Error() string { return e.Msg }
 
 // checkArgs counts the arguments and lets check compile them.
 func checkArgs(env *Env, a []Arg, min, max int, check func(*Env, []Arg) error) ([]Arg, error) {
