@@ -137,9 +137,12 @@ func unknownConv(name string) error {
 	return fmt.Errorf("%s", msg)
 }
 
-// parseArgs reads "(a,b,...)" at the start of s, if there: commas split
-// arguments, quotes group, a backslash escapes the next character. It
-// returns the arguments and the bytes used.
+// parseArgs reads "(a,b,...)" at the start of s, as HAProxy's
+// make_arg_list: commas split arguments and ')' ends them outside quotes;
+// single and double quotes group; outside single quotes a backslash
+// escapes a backslash, a space and quotes, and makes \r, \n and \t control
+// characters; any other backslash is kept. It returns the arguments and
+// the bytes used.
 func parseArgs(s string) ([]Arg, int, error) {
 	if len(s) == 0 || s[0] != '(' {
 		return nil, 0, nil
@@ -147,31 +150,39 @@ func parseArgs(s string) ([]Arg, int, error) {
 	var args []Arg
 	var cur strings.Builder
 	started := false
-	var quote byte
+	var squote, dquote bool
 	for i := 1; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else if c == '\\' && i+1 < len(s) {
+		case c == '"' && !squote:
+			dquote = !dquote
+			started = true
+		case c == '\'' && !dquote:
+			squote = !squote
+			started = true
+		case c == '\\' && !squote && i+1 < len(s):
+			started = true
+			switch n := s[i+1]; n {
+			case '\\', ' ', '"', '\'':
+				cur.WriteByte(n)
 				i++
-				cur.WriteByte(s[i])
-			} else {
+			case 'r':
+				cur.WriteByte('\r')
+				i++
+			case 'n':
+				cur.WriteByte('\n')
+				i++
+			case 't':
+				cur.WriteByte('\t')
+				i++
+			default:
 				cur.WriteByte(c)
 			}
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			started = true
-		case c == '"' || c == '\'':
-			quote = c
-			started = true
-		case c == ',':
+		case !squote && !dquote && c == ',':
 			args = append(args, Arg{S: cur.String()})
 			cur.Reset()
 			started = true
-		case c == ')':
+		case !squote && !dquote && c == ')':
 			if started || cur.Len() > 0 || len(args) > 0 {
 				args = append(args, Arg{S: cur.String()})
 			}
