@@ -685,8 +685,19 @@ func convStrcmp(r *Request, a []Arg, s *Sample) bool {
 	if !readVar(r, a[0].V.(VarName), TStr, &t) {
 		return false
 	}
-	c := bytes.Compare(s.B, t.B)
-	// strncmp's sign over the common part, then the shorter is less.
+	// strncmp's difference of the first differing bytes, then the
+	// shorter is less.
+	c := 0
+	n := min(len(s.B), len(t.B))
+	for i := 0; i < n && c == 0; i++ {
+		c = int(s.B[i]) - int(t.B[i])
+	}
+	if c == 0 && len(s.B) != len(t.B) {
+		c = 1
+		if len(s.B) < len(t.B) {
+			c = -1
+		}
+	}
 	s.setInt(int64(c))
 	return true
 }
@@ -877,7 +888,7 @@ func convLanguage(r *Request, a []Arg, s *Sample) bool {
 					}
 				}
 			}
-			if q > bestQ && (i >= len(al) || true) {
+			if q > bestQ {
 				best = lang
 				if q >= 1000 {
 					break
@@ -903,26 +914,19 @@ func convLanguage(r *Request, a []Arg, s *Sample) bool {
 	return true
 }
 
-// langRangeMatch is HTTP's language range match: "*", or the tag
-// equal to the range or starting with it followed by '-', ignoring case.
+// langRangeMatch says whether the language range of the header names
+// the tag: the same, or the tag followed by a '-' subtag (case counts,
+// as in HAProxy).
 func langRangeMatch(rng []byte, tag string) bool {
-	if len(rng) == 1 && rng[0] == '*' {
-		return true
-	}
-	for len(rng) > 0 && tag != "" {
-		if lowerByte(rng[0]) != lowerByte(tag[0]) {
+	for i, c := range rng {
+		if c == '-' && i == len(tag) {
+			return true
+		}
+		if i == len(tag) || c != tag[i] {
 			return false
 		}
-		rng, tag = rng[1:], tag[1:]
 	}
-	return len(rng) == 0 && (tag == "" || tag[0] == '-')
-}
-
-func lowerByte(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
+	return len(rng) == len(tag)
 }
 
 // parseQvalue reads a q-value (0 to 1 with up to three decimals) in
