@@ -21,6 +21,7 @@
 // the stream. Converters never change their input's bytes in place: they
 // may point into the message or into a variable.
 //
-// The package imports only the standard library, core/http1 and
-// core/diag, and knows the running process only through the Request.
+// The package imports only the standard library, core/http1,
+// core/diag and github.com/cespare/xxhash (xxh64), and knows the
+// running process only through the Request.
 package sample

@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -87,6 +88,10 @@ func ParseExpr(env *Env, s string) (*SampleExpr, int, error) {
 		}
 		i += n
 		if cargs, err = checkArgs(env, cargs, c.Min, c.Max, c.Check); err != nil {
+			var ae *ArgError
+			if errors.As(err, &ae) {
+				return nil, 0, fmt.Errorf("invalid arg %d in converter '%s' : %s", ae.Pos, cname, ae.Msg)
+			}
 			return nil, 0, fmt.Errorf("invalid args in converter '%s' : %v", cname, err)
 		}
 		if !castable[out][c.In] {
@@ -132,9 +137,12 @@ func unknownConv(name string) error {
 	return fmt.Errorf("%s", msg)
 }
 
-// parseArgs reads "(a,b,...)" at the start of s, if there: commas split
-// arguments, quotes group, a backslash escapes the next character. It
-// returns the arguments and the bytes used.
+// parseArgs reads "(a,b,...)" at the start of s, as HAProxy's
+// make_arg_list: commas split arguments and ')' ends them outside quotes;
+// single and double quotes group; outside single quotes a backslash
+// escapes a backslash, a space and quotes, and makes \r, \n and \t control
+// characters; any other backslash is kept. It returns the arguments and
+// the bytes used.
 func parseArgs(s string) ([]Arg, int, error) {
 	if len(s) == 0 || s[0] != '(' {
 		return nil, 0, nil
@@ -142,31 +150,39 @@ func parseArgs(s string) ([]Arg, int, error) {
 	var args []Arg
 	var cur strings.Builder
 	started := false
-	var quote byte
+	var squote, dquote bool
 	for i := 1; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else if c == '\\' && i+1 < len(s) {
+		case c == '"' && !squote:
+			dquote = !dquote
+			started = true
+		case c == '\'' && !dquote:
+			squote = !squote
+			started = true
+		case c == '\\' && !squote && i+1 < len(s):
+			started = true
+			switch n := s[i+1]; n {
+			case '\\', ' ', '"', '\'':
+				cur.WriteByte(n)
 				i++
-				cur.WriteByte(s[i])
-			} else {
+			case 'r':
+				cur.WriteByte('\r')
+				i++
+			case 'n':
+				cur.WriteByte('\n')
+				i++
+			case 't':
+				cur.WriteByte('\t')
+				i++
+			default:
 				cur.WriteByte(c)
 			}
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			started = true
-		case c == '"' || c == '\'':
-			quote = c
-			started = true
-		case c == ',':
+		case !squote && !dquote && c == ',':
 			args = append(args, Arg{S: cur.String()})
 			cur.Reset()
 			started = true
-		case c == ')':
+		case !squote && !dquote && c == ')':
 			if started || cur.Len() > 0 || len(args) > 0 {
 				args = append(args, Arg{S: cur.String()})
 			}
@@ -178,6 +194,16 @@ func parseArgs(s string) ([]Arg, int, error) {
 	}
 	return nil, 0, fmt.Errorf("missing closing ')' after arguments")
 }
+
+// ArgError is an argument that does not parse as its type: HAProxy names
+// its position ("invalid arg 2 in converter ...") rather than the
+// converter's arguments as a whole.
+type ArgError struct {
+	Pos int // from 1
+	Msg string
+}
+
+func (e *ArgError) Error() string { return e.Msg }
 
 // checkArgs counts the arguments and lets check compile them.
 func checkArgs(env *Env, a []Arg, min, max int, check func(*Env, []Arg) error) ([]Arg, error) {

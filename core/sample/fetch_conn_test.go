@@ -135,7 +135,7 @@ func TestFetchesInternal(t *testing.T) {
 		r := request(t, raw)
 		r.Stream = st
 		st.body = []byte("k=v&x=1")
-		if got := evalText(t, r, tc.expr); got != tc.want {
+		if got := fetchText(t, r, tc.expr); got != tc.want {
 			t.Errorf("%s = %q, want %q", tc.expr, got, tc.want)
 		}
 	}
@@ -143,19 +143,19 @@ func TestFetchesInternal(t *testing.T) {
 	st.be = ""
 	r := request(t, testReq)
 	r.Stream = st
-	if got := evalText(t, r, "be_name"); got != "fe" {
+	if got := fetchText(t, r, "be_name"); got != "fe" {
 		t.Errorf("be_name without a backend = %q", got)
 	}
-	if got := evalText(t, r, "srv_name"); got != "fe" && got != "srv1" {
+	if got := fetchText(t, r, "srv_name"); got != "fe" && got != "srv1" {
 		t.Errorf("srv_name = %q", got)
 	}
 	// Without a stream, nothing.
 	for _, e := range []string{"fe_name", "be_id", "so_name", "nbsrv", "srv_is_up(x)", "fc_rtt", "ssl_fc_sni"} {
-		if got := evalText(t, request(t, testReq), e); got != "<none>" {
+		if got := fetchText(t, request(t, testReq), e); got != "<none>" {
 			t.Errorf("%s without a stream = %q", e, got)
 		}
 	}
-	if got := evalText(t, request(t, testReq), "ssl_fc"); got != "0" {
+	if got := fetchText(t, request(t, testReq), "ssl_fc"); got != "0" {
 		t.Errorf("ssl_fc without a stream = %q", got)
 	}
 }
@@ -163,10 +163,10 @@ func TestFetchesInternal(t *testing.T) {
 func TestFetchesClock(t *testing.T) {
 	r := request(t, testReq)
 	before := time.Now()
-	d, _ := strconv.ParseInt(evalText(t, r, "date"), 10, 64)
-	dms, _ := strconv.ParseInt(evalText(t, r, "date(0,ms)"), 10, 64)
-	dplus, _ := strconv.ParseInt(evalText(t, r, "date(3600)"), 10, 64)
-	dus, _ := strconv.ParseInt(evalText(t, r, "date(-1000,us)"), 10, 64)
+	d, _ := strconv.ParseInt(fetchText(t, r, "date"), 10, 64)
+	dms, _ := strconv.ParseInt(fetchText(t, r, "date(0,ms)"), 10, 64)
+	dplus, _ := strconv.ParseInt(fetchText(t, r, "date(3600)"), 10, 64)
+	dus, _ := strconv.ParseInt(fetchText(t, r, "date(-1000,us)"), 10, 64)
 	after := time.Now()
 	if d < before.Unix() || d > after.Unix() {
 		t.Errorf("date = %d, not within [%d,%d]", d, before.Unix(), after.Unix())
@@ -180,23 +180,23 @@ func TestFetchesClock(t *testing.T) {
 	if dus < before.UnixMicro()-1000 || dus > after.UnixMicro()-1000 {
 		t.Errorf("date(-1000,us) = %d", dus)
 	}
-	if us, _ := strconv.Atoi(evalText(t, r, "date_us")); us < 0 || us > 999999 {
+	if us, _ := strconv.Atoi(fetchText(t, r, "date_us")); us < 0 || us > 999999 {
 		t.Errorf("date_us = %d", us)
 	}
 	for i := 0; i < 100; i++ {
-		if n, _ := strconv.Atoi(evalText(t, r, "rand(6)")); n < 0 || n >= 6 {
+		if n, _ := strconv.Atoi(fetchText(t, r, "rand(6)")); n < 0 || n >= 6 {
 			t.Fatalf("rand(6) = %d", n)
 		}
 	}
 	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	if u := evalText(t, r, "uuid"); !uuid.MatchString(u) {
+	if u := fetchText(t, r, "uuid"); !uuid.MatchString(u) {
 		t.Errorf("uuid = %q", u)
 	}
-	if u := evalText(t, r, "uuid(4)"); !uuid.MatchString(u) || u == evalText(t, r, "uuid") {
+	if u := fetchText(t, r, "uuid(4)"); !uuid.MatchString(u) || u == fetchText(t, r, "uuid") {
 		t.Errorf("uuid(4) = %q", u)
 	}
-	if h, _ := os.Hostname(); evalText(t, r, "hostname") != h {
-		t.Errorf("hostname = %q", evalText(t, r, "hostname"))
+	if h, _ := os.Hostname(); fetchText(t, r, "hostname") != h {
+		t.Errorf("hostname = %q", fetchText(t, r, "hostname"))
 	}
 }
 
@@ -232,7 +232,7 @@ func TestFetchesTCPInfo(t *testing.T) {
 	} {
 		r := request(t, testReq)
 		r.Stream = st
-		if got := evalText(t, r, tc.expr); got != tc.want {
+		if got := fetchText(t, r, tc.expr); got != tc.want {
 			t.Errorf("%s = %q, want %q", tc.expr, got, tc.want)
 		}
 	}
@@ -290,7 +290,7 @@ func TestFetchesPayload(t *testing.T) {
 		if tc.expr == "req.payload_lv(3,2,+1),hex" && 6+rlen > len(hello) {
 			tc.want = "<none>"
 		}
-		if got := evalText(t, r, tc.expr); got != tc.want {
+		if got := fetchText(t, r, tc.expr); got != tc.want {
 			t.Errorf("%s = %q, want %q", tc.expr, got, tc.want)
 		}
 	}
@@ -306,7 +306,7 @@ func TestFetchesPayload(t *testing.T) {
 	// Every truncation of the hello is incomplete: no sample, no panic.
 	for n := 0; n < len(hello); n++ {
 		st.payload = hello[:n]
-		if got := evalText(t, r, "req.ssl_sni"); got != "<none>" {
+		if got := fetchText(t, r, "req.ssl_sni"); got != "<none>" {
 			t.Fatalf("truncated to %d: %q", n, got)
 		}
 	}
@@ -317,7 +317,7 @@ func TestFetchesPayload(t *testing.T) {
 		{"req.rdp_cookie", "alice"}, {"req.rdp_cookie(mstshash)", "alice"}, {"req.rdp_cookie(MSTSHASH)", "alice"},
 		{"req.rdp_cookie(other)", "<none>"}, {"req.rdp_cookie_cnt", "1"}, {"rdp_cookie_cnt(other)", "0"},
 	} {
-		if got := evalText(t, r, tc.expr); got != tc.want {
+		if got := fetchText(t, r, tc.expr); got != tc.want {
 			t.Errorf("%s = %q, want %q", tc.expr, got, tc.want)
 		}
 	}
@@ -438,11 +438,11 @@ func TestFetchesTLS(t *testing.T) {
 		{"ssl_c_s_dn(,0,rfc2253)", "CN=client,OU=b+OU=a,O=Goha\\, Test,C=FR"}, // crypto/x509 puts both OUs in one RDN
 		{"ssl_c_i_dn(CN)", "client"},
 	} {
-		if got := evalText(t, r, tc.expr); got != tc.want {
+		if got := fetchText(t, r, tc.expr); got != tc.want {
 			t.Errorf("%s = %q, want %q", tc.expr, got, tc.want)
 		}
 	}
-	if d := evalText(t, r, "ssl_c_der"); d != string(leaf.Raw) {
+	if d := fetchText(t, r, "ssl_c_der"); d != string(leaf.Raw) {
 		t.Error("ssl_c_der is not the certificate's DER")
 	}
 
@@ -459,12 +459,12 @@ func TestFetchesTLS(t *testing.T) {
 		{"ssl_c_verify", "0"},
 		{"ssl_c_s_dn", "<none>"},
 	} {
-		if got := evalText(t, r, tc.expr); got != tc.want {
+		if got := fetchText(t, r, tc.expr); got != tc.want {
 			t.Errorf("TLS 1.3: %s = %q, want %q", tc.expr, got, tc.want)
 		}
 	}
 	r.Stream = &testStream{}
-	if got := evalText(t, r, "ssl_fc"); got != "0" {
+	if got := fetchText(t, r, "ssl_fc"); got != "0" {
 		t.Errorf("ssl_fc on a plain stream = %q", got)
 	}
 }

@@ -449,18 +449,6 @@ func hashStep(h uint32, b []byte) uint32 {
 	return h
 }
 
-// fullHash is Bob Jenkins' 32-bit integer avalanche, then the prime
-// multiplication HAProxy applies.
-func fullHash(a uint32) uint32 {
-	a = (a + 0x7ed55d16) + (a << 12)
-	a = (a ^ 0xc761c23c) ^ (a >> 19)
-	a = (a + 0x165667b1) + (a << 5)
-	a = (a + 0xd3a2646c) ^ (a << 9)
-	a = (a + 0xfd7046c5) + (a << 3)
-	a = (a ^ 0xb55a4f09) ^ (a >> 16)
-	return a * 3221225473
-}
-
 // urlHash is base32 (the Host header and the path without its query) or
 // url32 (with it).
 func urlHash(h *http1.Head, query bool) uint32 {

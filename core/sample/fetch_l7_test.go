@@ -12,7 +12,7 @@ import (
 // evalText evaluates expr on r: its text, or "<none>" without a sample.
 // A ",hex" at the end shows the bytes in upper-case hexadecimal (the
 // converter's output) without needing the converter.
-func evalText(t *testing.T, r *Request, expr string) string {
+func fetchText(t *testing.T, r *Request, expr string) string {
 	t.Helper()
 	expr, hexOut := strings.CutSuffix(expr, ",hex")
 	e, err := CompileExpr(nil, expr)
@@ -131,7 +131,7 @@ func TestFetchesL7(t *testing.T) {
 		{testReq, "req.body_param", "<none>"},
 	} {
 		r := request(t, tc.req)
-		if got := evalText(t, r, tc.expr); got != tc.want {
+		if got := fetchText(t, r, tc.expr); got != tc.want {
 			t.Errorf("%s on %q = %q, want %q", tc.expr, strings.SplitN(tc.req, "\r\n", 2)[0], got, tc.want)
 		}
 	}
@@ -158,7 +158,7 @@ func TestFetchesResponse(t *testing.T) {
 		{"path", "/api/v1/users"},
 	} {
 		r := withResponse(t, request(t, testReq), resp)
-		if got := evalText(t, r, tc.expr); got != tc.want {
+		if got := fetchText(t, r, tc.expr); got != tc.want {
 			t.Errorf("%s = %q, want %q", tc.expr, got, tc.want)
 		}
 	}
@@ -211,7 +211,7 @@ func TestStrl2ic(t *testing.T) {
 func TestHashSrcIPv6(t *testing.T) {
 	r := request(t, testReq)
 	r.Client = &net.TCPAddr{IP: net.ParseIP("2001:db8::7"), Port: 1}
-	if got := evalText(t, r, "base32+src,hex"); got != "B7168A48"+"20010DB8000000000000000000000007" {
+	if got := fetchText(t, r, "base32+src,hex"); got != "B7168A48"+"20010DB8000000000000000000000007" {
 		t.Errorf("base32+src = %s", got)
 	}
 }

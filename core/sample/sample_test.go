@@ -58,7 +58,9 @@ func TestExpressions(t *testing.T) {
 		{"dst_port", "8080"},
 		{"str(abc)", "abc"},
 		{"str(\"a,b\")", "a,b"},
-		{"str(a\\,b)", "a,b"},
+		{"str(a\\ b)", "a b"},
+		{"str('a\\2')", "a\\2"}, // no escape within single quotes
+		{"str(a\\2)", "a\\2"},   // a lone backslash stays
 		{"int(-12)", "-12"},
 		{"bool(1)", "1"},
 		{"ipv4(10.0.0.1)", "10.0.0.1"},
@@ -91,6 +93,7 @@ func TestExpressionErrors(t *testing.T) {
 		{"nosuch", "unknown fetch method 'nosuch'"},
 		{"str", "fetch method 'str' : missing arguments (got 0/1)"},
 		{"str(a,b)", "fetch method 'str' : too many arguments (got 2/1)"},
+		{"str(a\\,b)", "fetch method 'str' : too many arguments (got 2/1)"},
 		{"int(x)", "fetch method 'int' : failed to parse 'x' as type 'signed integer' at position 1"},
 		{"path(", "fetch method 'path' : missing closing ')' after arguments"},
 		{"var(x)", "fetch method 'var' : invalid variable name 'x'"},
