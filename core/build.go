@@ -179,6 +179,9 @@ func (b *builder) proxySection(s *config.Section) {
 	}
 }
 
+// CapName is capName for the running process's messages.
+func CapName(c Cap) string { return capName(c) }
+
 // capName is how HAProxy's messages name a proxy's kind: a listen
 // section is a "proxy" there.
 func capName(c Cap) string {

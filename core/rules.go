@@ -164,15 +164,20 @@ func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
 }
 
 func UnknownAction(a string) error {
-	return fmt.Errorf("unknown or unsupported action '%s'; goha supports %s.", a, quotedActions())
+	return &UnknownActionError{fmt.Sprintf("unknown or unsupported action '%s'; goha supports %s.", a, quotedActions())}
 }
+
+// UnknownActionError is an action goha does not run.
+type UnknownActionError struct{ msg string }
+
+func (e *UnknownActionError) Error() string { return e.msg }
 
 // actionNames lists the actions goha runs, as written ("set-var(<var-name>)").
 func actionNames() []string {
 	var out []string
 	for _, a := range slices.Sorted(maps.Keys(ruleActions)) {
 		if strings.HasSuffix(a, "(") {
-			a += "<var-name>)"
+			a += "*)"
 		}
 		out = append(out, a)
 	}

@@ -240,7 +240,7 @@ func TestConverterErrors(t *testing.T) {
 		{"str(a),aes_gcm_dec(128,a,b,c)", "invalid args in converter 'aes_gcm_dec' : failed to parse nonce : argument needs to be base64 encoded, and can either be a string or a variable"},
 		{"str(a),iif(a)", "invalid arg 2 in converter 'iif' : missing arguments (got 1/2), type 'string' expected"},
 		{"str(a),iif", "invalid arg 2 in converter 'iif' : missing arguments (got 1/2), type 'string' expected"},
-		{"str(a),lower(1)", "invalid args in converter 'lower' : too many arguments (got 1/0)"},
+		{"str(a),lower(1)", "invalid arg 1 in converter 'lower' : expected ')' before '1)'"},
 		{"str(a),regsub((,b)", "invalid args in converter 'regsub' : regex '(' is invalid"},
 	} {
 		_, err := CompileExpr(nil, tc.expr)

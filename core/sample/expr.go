@@ -62,7 +62,7 @@ func ParseExpr(env *Env, s string) (*SampleExpr, int, error) {
 		return nil, 0, fmt.Errorf("fetch method '%s' : %v", name, err)
 	}
 	i += n
-	if args, err = checkArgs(env, args, f.Min, f.Max, f.Check); err != nil {
+	if args, err = checkArgs(env, args, f.Min, f.Max, f.Check, s[i-n:], n > 0); err != nil {
 		return nil, 0, fmt.Errorf("fetch method '%s' : %v", name, err)
 	}
 	e.args = args
@@ -87,7 +87,7 @@ func ParseExpr(env *Env, s string) (*SampleExpr, int, error) {
 			return nil, 0, fmt.Errorf("invalid args in converter '%s' : %v", cname, err)
 		}
 		i += n
-		if cargs, err = checkArgs(env, cargs, c.Min, c.Max, c.Check); err != nil {
+		if cargs, err = checkArgs(env, cargs, c.Min, c.Max, c.Check, s[i-n:], n > 0); err != nil {
 			var ae *ArgError
 			if errors.As(err, &ae) {
 				return nil, 0, fmt.Errorf("invalid arg %d in converter '%s' : %s", ae.Pos, cname, ae.Msg)
@@ -151,6 +151,7 @@ func parseArgs(s string) ([]Arg, int, error) {
 	var cur strings.Builder
 	started := false
 	var squote, dquote bool
+	at := 1 // where the argument being read starts
 	for i := 1; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -179,12 +180,13 @@ func parseArgs(s string) ([]Arg, int, error) {
 				cur.WriteByte(c)
 			}
 		case !squote && !dquote && c == ',':
-			args = append(args, Arg{S: cur.String()})
+			args = append(args, Arg{S: cur.String(), at: at})
 			cur.Reset()
 			started = true
+			at = i + 1
 		case !squote && !dquote && c == ')':
 			if started || cur.Len() > 0 || len(args) > 0 {
-				args = append(args, Arg{S: cur.String()})
+				args = append(args, Arg{S: cur.String(), at: at})
 			}
 			return args, i + 1, nil
 		default:
@@ -206,11 +208,29 @@ type ArgError struct {
 func (e *ArgError) Error() string { return e.Msg }
 
 // checkArgs counts the arguments and lets check compile them.
-func checkArgs(env *Env, a []Arg, min, max int, check func(*Env, []Arg) error) ([]Arg, error) {
+// src is the text from the opening parenthesis on, for messages; parens
+// says whether there was one: "str()" is one empty argument, as in HAProxy.
+func checkArgs(env *Env, a []Arg, min, max int, check func(*Env, []Arg) error, src string, parens bool) ([]Arg, error) {
+	if len(a) == 0 && parens && min > 0 {
+		a = []Arg{{S: "", at: 1}}
+	}
 	if len(a) < min {
 		return nil, fmt.Errorf("missing arguments (got %d/%d)", len(a), min)
 	}
 	if max >= 0 && len(a) > max {
+		// HAProxy reads the arguments it expects, then finds no ')'.
+		if check != nil && max > 0 {
+			if err := check(env, a[:max]); err != nil {
+				return nil, err
+			}
+		}
+		at := a[max].at - 1 // the comma before the first extra argument
+		if max == 0 {
+			at = a[0].at
+		}
+		if at >= 0 && at < len(src) {
+			return nil, &ArgError{Pos: max + 1, Msg: fmt.Sprintf("expected ')' before '%s'", src[at:])}
+		}
 		return nil, fmt.Errorf("too many arguments (got %d/%d)", len(a), max)
 	}
 	if check != nil {

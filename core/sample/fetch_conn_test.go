@@ -211,7 +211,7 @@ func TestFetchArgErrors(t *testing.T) {
 		{"req.payload(0)", "fetch method 'req.payload' : missing arguments (got 1/2)"},
 		{"env", "fetch method 'env' : missing arguments (got 0/1)"},
 		{"srv_conn", "fetch method 'srv_conn' : missing arguments (got 0/1)"},
-		{"fe_name(x)", "fetch method 'fe_name' : too many arguments (got 1/0)"},
+		{"fe_name(x)", "fetch method 'fe_name' : expected ')' before 'x)'"},
 	} {
 		_, err := CompileExpr(nil, tc.expr)
 		if err == nil || err.Error() != tc.want {

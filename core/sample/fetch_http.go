@@ -216,7 +216,7 @@ func hdrArgs(env *Env, a []Arg) error {
 	if len(a) > 1 {
 		n, ok := parseSint([]byte(a[1].S))
 		if !ok {
-			return fmt.Errorf("failed to parse '%s' as type 'signed integer' at position 2", a[1].S)
+			return fmt.Errorf("failed to parse '%s' as type 'integer' at position 2", a[1].S)
 		}
 		a[1].I = n
 	}

@@ -246,7 +246,7 @@ func payloadLV(name string, res bool) Fetch {
 		if len(a) > 2 {
 			n, ok := parseSint([]byte(a[2].S))
 			if !ok {
-				return fmt.Errorf("failed to parse '%s' as type 'signed integer' at position 3", a[2].S)
+				return fmt.Errorf("failed to parse '%s' as type 'integer' at position 3", a[2].S)
 			}
 			a[2].I = n
 		}

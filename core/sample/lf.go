@@ -39,7 +39,7 @@ func CompileLF(env *Env, s string) (*Expr, error) {
 		}
 		x, n, err := ParseExpr(env, s[i+2:])
 		if err != nil {
-			return nil, fmt.Errorf("failed to parse sample expression <%s> : %v", strings.TrimSuffix(s[i+2:], "]"), err)
+			return nil, &ExprError{fmt.Sprintf("failed to parse sample expression <%s> : %v", s[i+2:], err)}
 		}
 		end := i + 2 + n
 		if end >= len(s) || s[end] != ']' {
@@ -65,6 +65,13 @@ func CompileLF(env *Env, s string) (*Expr, error) {
 	}
 	return e, nil
 }
+
+// ExprError is a sample expression that does not compile, in HAProxy's
+// words; rules report it with HAProxy's "error detected ... while parsing
+// ... rule" around it.
+type ExprError struct{ Msg string }
+
+func (e *ExprError) Error() string { return e.Msg }
 
 // Static says whether the value has no expression.
 func (e *Expr) Static() bool { return e.parts == nil }

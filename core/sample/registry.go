@@ -92,6 +92,8 @@ type Arg struct {
 	Re *regexp.Regexp
 	IP netip.Prefix
 	V  any // anything else the function compiled (a map, a variable name)
+
+	at int // where the argument starts in the text after the fetch's name
 }
 
 // Need says what of the stream a fetch reads, which decides where it may
@@ -175,7 +177,7 @@ func argInt(env *Env, a []Arg) error {
 	for i := range a {
 		n, ok := parseSint([]byte(a[i].S))
 		if !ok {
-			return fmt.Errorf("failed to parse '%s' as type 'signed integer' at position %d", a[i].S, i+1)
+			return fmt.Errorf("failed to parse '%s' as type 'integer' at position %d", a[i].S, i+1)
 		}
 		a[i].I = n
 	}

@@ -152,10 +152,10 @@ func cast(r *Request, s *Sample, to Type) bool {
 	case TStr:
 		switch to {
 		case TBool, TSint:
-			n, ok := parseSint(s.B)
-			if !ok {
+			if len(s.B) == 0 {
 				return false
 			}
+			n := castInt64(s.B)
 			s.T, s.I = to, n
 			if to == TBool && n != 0 {
 				s.I = 1
@@ -202,6 +202,26 @@ func cast(r *Request, s *Sample, to Type) bool {
 		return true
 	}
 	return false
+}
+
+// castInt64 is HAProxy's string to integer cast: an optional sign and the
+// digits that follow, up to the first other character ("12ab" is 12, "ab"
+// is 0).
+func castInt64(b []byte) int64 {
+	neg := false
+	i := 0
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		neg = b[i] == '-'
+		i++
+	}
+	var n int64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int64(b[i]-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n
 }
 
 // parseSint reads a signed decimal integer, the whole string, as HAProxy's

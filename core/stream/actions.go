@@ -56,7 +56,7 @@ func compileVarAction(env *sample.Env, words []string) (*varAction, error) {
 	for _, c := range parts[1:] {
 		f, ok := varConds[c]
 		if !ok || a.unset {
-			return nil, fmt.Errorf("unknown condition '%s' for %s", c, key)
+			return nil, fmt.Errorf("unknown condition \"%s\"", c)
 		}
 		a.conds |= f
 	}
@@ -64,7 +64,7 @@ func compileVarAction(env *sample.Env, words []string) (*varAction, error) {
 		return a, nil
 	}
 	if len(words) < 2 {
-		return nil, fmt.Errorf("'%s' expects a sample expression", key)
+		return nil, fmt.Errorf("missing fetch method")
 	}
 	if key == "set-var-fmt" {
 		a.fmt, err = sample.CompileLF(env, words[1])

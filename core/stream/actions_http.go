@@ -76,7 +76,7 @@ func compileMore(env *sample.Env, r *httpRule, args []string, resp bool) (bool, 
 		r.act = actSetStatus
 		n, err := strconv.Atoi(args[1])
 		if err != nil || n < 100 || n > 999 {
-			return true, fmt.Errorf("expects an HTTP status code between 100 and 999 (got '%s').", args[1])
+			return true, fmt.Errorf("expects an integer status code between 100 and 999")
 		}
 		r.status = n
 		r.reason = reasonPhrase(n)
@@ -101,7 +101,10 @@ func actionKeyOf(w string) string {
 
 func compileRedirect(env *sample.Env, args []string) (*redirectRule, error) {
 	if len(args) < 3 {
-		return nil, fmt.Errorf("expects 'location', 'prefix' or 'scheme' followed by a value.")
+		if len(args) == 2 {
+			return nil, fmt.Errorf("missing argument for '%s'", args[1])
+		}
+		return nil, fmt.Errorf("expects 'code', 'prefix', 'location', 'scheme', 'set-cookie', 'clear-cookie', 'drop-query', 'ignore-empty' or 'append-slash' (was '')")
 	}
 	rd := &redirectRule{kind: args[1], code: 302}
 	switch rd.kind {

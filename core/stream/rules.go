@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"goha/core"
 	"goha/core/sample"
@@ -94,7 +95,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 		}
 		for _, r := range p.HTTPReqRules {
 			if rule, err := compileRule(proc.envAt(r.Pos), r.Words, named, false); err != nil {
-				d.Alertf(r.Pos, "'http-request %s' : %v", firstWord(r.Words), err)
+				d.Alertf(r.Pos, "%s", ruleError(p, "http-request", r.Words, err))
 			} else {
 				if rule.warn != "" {
 					d.Warnf(r.Pos, "%s", rule.warn)
@@ -104,7 +105,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 		}
 		for _, r := range p.HTTPRespRules {
 			if rule, err := compileRule(proc.envAt(r.Pos), r.Words, named, true); err != nil {
-				d.Alertf(r.Pos, "'http-response %s' : %v", firstWord(r.Words), err)
+				d.Alertf(r.Pos, "%s", ruleError(p, "http-response", r.Words, err))
 			} else {
 				if rule.warn != "" {
 					d.Warnf(r.Pos, "%s", rule.warn)
@@ -114,7 +115,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 		}
 		for _, r := range p.HTTPAfterRules {
 			if rule, err := compileRule(proc.env, r.Words, named, true); err != nil {
-				d.Alertf(r.Pos, "'http-after-response %s' : %v", firstWord(r.Words), err)
+				d.Alertf(r.Pos, "%s", ruleError(p, "http-after-response", r.Words, err))
 			} else if rule.act == actDeny || rule.act == actReturn || rule.act == actRedirect {
 				d.Alertf(r.Pos, "'http-after-response %s' : unknown action.", firstWord(r.Words))
 			} else {
@@ -201,10 +202,7 @@ func compileRule(env *sample.Env, words []string, named map[string][]*sample.Ter
 				if i+1 >= len(args) {
 					return nil, fmt.Errorf("'status' expects <status_code> as argument.")
 				}
-				n, err := strconv.Atoi(args[i+1])
-				if err != nil {
-					return nil, fmt.Errorf("invalid status code '%s'.", args[i+1])
-				}
+				n, _ := strconv.Atoi(args[i+1])
 				r.status = n
 			default:
 				return nil, fmt.Errorf("'%s' is not supported by goha in a 'deny' rule; only 'status' and 'deny_status' are.", args[i])
@@ -212,7 +210,7 @@ func compileRule(env *sample.Env, words []string, named map[string][]*sample.Ter
 		}
 		r.reply = http1.ErrorReply(r.status)
 		if r.reply == nil {
-			return nil, fmt.Errorf("status code '%d' not handled.", r.status)
+			return nil, fmt.Errorf("Unexpected status code '%d'", r.status)
 		}
 	case "return":
 		r.act, r.status = actReturn, 200
@@ -224,9 +222,9 @@ func compileRule(env *sample.Env, words []string, named map[string][]*sample.Ter
 			}
 			switch args[i] {
 			case "status":
-				n, err := strconv.Atoi(args[i+1])
-				if err != nil || n < 200 || n > 599 {
-					return nil, fmt.Errorf("status code '%s' is invalid.", args[i+1])
+				n, _ := strconv.Atoi(args[i+1])
+				if n < 200 || n > 599 {
+					return nil, fmt.Errorf("Unexpected status code '%d'", n)
 				}
 				r.status = n
 			case "content-type":
@@ -415,6 +413,16 @@ func (r *httpRule) appendReturnHead(b []byte, n int, v *sample.Request, wire boo
 		fields += len("content-type") + len(r.ctype)
 	}
 	return b, fields
+}
+
+// ruleError words a rule that does not compile: an expression's error as
+// HAProxy reports it, anything else after the rule's keyword and action.
+func ruleError(p *proxy, kw string, words []string, err error) string {
+	var ua *core.UnknownActionError
+	if errors.As(err, &ua) {
+		return fmt.Sprintf("'%s %s' : %v", kw, firstWord(words), err)
+	}
+	return fmt.Sprintf("error detected in %s '%s' while parsing '%s %s' rule : %s.", core.CapName(p.Cap), p.Name, kw, firstWord(words), strings.TrimSuffix(err.Error(), "."))
 }
 
 func firstWord(args []string) string {

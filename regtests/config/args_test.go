@@ -110,6 +110,13 @@ var refused = []argCase{
 	{name: "stats-socket-level", cfg: inGlobal("!stats socket @DIR@/admin.sock level bogus"), word: "bogus"},
 	// Keywords goha parses without implementing them check their words too.
 	{name: "unimplemented-option", cfg: inFrontend("!option abortonclose x"), word: "x"},
+	// Sample expressions: the extra argument, the bad integer, the unknown
+	// fetch, a converter's extra argument, in HAProxy's words.
+	{name: "expr-extra-arg", cfg: inFrontend("!http-request set-header x %[str(a,b)]"), word: ",b)]"},
+	{name: "expr-bad-int", cfg: inFrontend("!http-request set-header x %[hdr(a,b,c)]"), word: "b"},
+	{name: "expr-unknown-fetch", cfg: inFrontend("!http-request set-header x %[nosuchfetch]"), word: "nosuchfetch"},
+	{name: "expr-conv-arg", cfg: inFrontend("!http-request set-header x %[str(a),lower(1)]"), word: "lower"},
+	{name: "set-var-bad-name", cfg: inFrontend("!http-request set-var(foo) str(a)"), word: "foo"},
 	{name: "unimplemented-keyword", cfg: inFrontend("!monitor-uri /m x"), word: "x"},
 	{name: "unimplemented-global", cfg: inGlobal("!h1-case-adjust a b c"), word: "c"},
 	{name: "frontend-name", cfg: strings.Replace(argsCfg("", "", ""), "frontend fe", "!frontend f~e", 1), word: "f~e"},

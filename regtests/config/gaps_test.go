@@ -17,13 +17,13 @@ var gapCases = []struct {
 	kw      string
 	refused bool
 }{
-	{"tcp-request", inFrontend("!tcp-request content accept"), "tcp-request", true},
+	{"tcp-request-set-dst", inFrontend("!tcp-request content set-dst ipv4(127.0.0.1)"), "tcp-request content set-dst", true},
 	{"stats-uri", inFrontend("!stats uri /stats"), "stats uri", true},
 	{"redirect", inFrontend("!redirect prefix http://example.com"), "redirect", true},
 	{"compression", inBackend("!compression algo gzip"), "compression", true},
 	{"stick-table", inBackend("!stick-table type ip size 1k"), "stick-table", true},
 	{"capture", inFrontend("!capture request header Host len 10"), "capture", true},
-	{"http-after-response", inFrontend("!http-after-response set-header X-A b"), "http-after-response", true},
+	{"tcp-request-expect-proxy", inFrontend("!tcp-request connection expect-proxy layer4"), "tcp-request connection expect-proxy", true},
 	{"errorloc", inFrontend("!errorloc 503 http://example.com/"), "errorloc", true},
 	{"monitor-uri", inFrontend("!monitor-uri /up"), "monitor-uri", true},
 	{"http-buffer-request", inFrontend("!option http-buffer-request"), "option http-buffer-request", true},
