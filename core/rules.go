@@ -34,6 +34,12 @@ var ruleActions = map[string]func(args []string) int{
 	"replace-value":  fixedArgs(3),
 	"set-status":     setStatusArgs,
 	"redirect":       redirectArgs,
+	"set-src":        fixedArgs(1),
+	"set-src-port":   fixedArgs(1),
+	"set-dst":        fixedArgs(1),
+	"set-dst-port":   fixedArgs(1),
+	"set-timeout":    fixedArgs(2),
+	"tarpit":         replyArgs(true),
 }
 
 // actionKey is the table's key for an action word: "set-var(txn.x)" is
@@ -121,7 +127,7 @@ func checkRuleCond(kw string, words []string) error {
 // whatever the request: a final action without a condition.
 func finalRule(words []string) bool {
 	switch words[0] {
-	case "allow", "deny", "return", "redirect":
+	case "allow", "deny", "return", "redirect", "tarpit":
 		n, ok := RuleArity(words)
 		return ok && n == len(words)
 	}

@@ -252,3 +252,8 @@ func parseSint(b []byte) (int64, bool) {
 	}
 	return n, true
 }
+
+// Cast converts s to type to, as HAProxy's casts do (for actions that take
+// a sample of a given type: set-src takes an address); false when it does
+// not convert.
+func Cast(r *Request, s *Sample, to Type) bool { return cast(r, s, to) }

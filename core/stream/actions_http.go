@@ -3,9 +3,13 @@ package stream
 import (
 	"bytes"
 	"fmt"
+	"net"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"time"
+
+	"goha/core/config"
 
 	"goha/core/http1"
 	"goha/core/sample"
@@ -86,6 +90,29 @@ func compileMore(env *sample.Env, r *httpRule, args []string, resp bool) (bool, 
 	case "redirect":
 		r.act = actRedirect
 		r.redir, err = compileRedirect(env, args)
+	case "set-src", "set-src-port", "set-dst", "set-dst-port":
+		if resp {
+			return false, nil
+		}
+		r.act = map[string]ruleAction{"set-src": actSetSrc, "set-src-port": actSetSrcPort, "set-dst": actSetDst, "set-dst-port": actSetDstPort}[key]
+		if len(args) < 2 {
+			return true, fmt.Errorf("missing fetch method")
+		}
+		r.expr, err = sample.CompileExpr(env, args[1])
+	case "set-timeout":
+		if resp {
+			return false, nil
+		}
+		r.act = actSetTimeout
+		if len(args) < 3 || args[1] != "server" && args[1] != "tunnel" {
+			return true, fmt.Errorf("'set-timeout' rule supports 'server'/'tunnel' (got '%s')", firstWord(args[1:]))
+		}
+		r.name = args[1]
+		if d, perr := config.ParseTime(args[2], time.Millisecond); perr == nil {
+			r.status = int(d / time.Millisecond)
+		} else {
+			r.expr, err = sample.CompileExpr(env, args[2])
+		}
 	default:
 		return false, nil
 	}
@@ -197,7 +224,82 @@ func (hc *hconn) applyReqAction(r *httpRule, v *sample.Request) {
 		req.SetURI(out)
 	case actReplaceHeader, actReplaceValue:
 		hc.replaceHeader(r, v, req, &hc.rwReq)
+	case actSetSrc, actSetSrcPort, actSetDst, actSetDstPort:
+		hc.setAddr(r, v)
+	case actSetTimeout:
+		d := time.Duration(r.status) * time.Millisecond
+		if r.expr != nil {
+			// An expression gives milliseconds.
+			s := &hc.rs.smp
+			if !r.expr.Eval(v, s) || !sampleInt(v, s) || s.I <= 0 {
+				return
+			}
+			d = time.Duration(s.I) * time.Millisecond
+		}
+		if r.name == "server" {
+			hc.srvTimeout = d
+		} else {
+			hc.tunTimeout = d
+		}
 	}
+}
+
+// sampleInt casts s to an integer.
+func sampleInt(v *sample.Request, s *sample.Sample) bool {
+	return sample.Cast(v, s, sample.TSint)
+}
+
+// connAddrs are an exchange's addresses as rules changed them; nil when
+// unchanged.
+type connAddrs struct {
+	src, dst net.Addr
+}
+
+// setAddr is set-src, set-dst and their ports: the exchange's addresses
+// as logs, fetches and option forwardfor/originalto see them from then on
+// (HAProxy 2.6 keeps them for the one request, not the connection's next).
+func (hc *hconn) setAddr(r *httpRule, v *sample.Request) {
+	s := &hc.rs.smp
+	if !r.expr.Eval(v, s) {
+		return
+	}
+	a := &hc.addrs.src
+	cur := v.Client
+	if r.act == actSetDst || r.act == actSetDstPort {
+		a, cur = &hc.addrs.dst, v.Local
+	}
+	ap, _ := addrPortOf(cur)
+	switch r.act {
+	case actSetSrc, actSetDst:
+		if !sample.Cast(v, s, sample.TAddr) {
+			return
+		}
+		ap = netip.AddrPortFrom(s.IP.Unmap(), ap.Port())
+		if r.act == actSetSrc && s.IP.Is4In6() {
+			ap = netip.AddrPortFrom(s.IP, ap.Port())
+		}
+	default:
+		if !sampleInt(v, s) || s.I < 0 || s.I > 65535 {
+			return
+		}
+		ap = netip.AddrPortFrom(ap.Addr(), uint16(s.I))
+	}
+	*a = net.TCPAddrFromAddrPort(ap)
+	if r.act == actSetSrc || r.act == actSetSrcPort {
+		v.Client = *a
+		hc.si.client = *a
+	} else {
+		v.Local = *a
+	}
+}
+
+// addrPortOf is a TCP address's address and port.
+func addrPortOf(a net.Addr) (netip.AddrPort, bool) {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		ap := ta.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), true
+	}
+	return netip.AddrPort{}, false
 }
 
 // replaceHeader is replace-header (the whole value of each field named)
@@ -450,4 +552,13 @@ func (proc *Process) rejectRequest(fe, px *proxy, si *streamInfo) bool {
 	si.ta = si.tt
 	proc.logHTTP(si)
 	return false
+}
+
+// serverTimeout is timeout server for the exchange: set-timeout's, else
+// the backend's.
+func (hc *hconn) serverTimeout(be *proxy) time.Duration {
+	if hc.srvTimeout > 0 {
+		return hc.srvTimeout
+	}
+	return be.Timeouts.Server
 }

@@ -70,7 +70,11 @@ type hconn struct {
 	vars *sample.Vars
 	view sample.Request
 	rs   ruleScratch
-	ss   sampleStream // what sample fetches learn of the exchange
+	// addrs are the exchange's addresses as set-src and set-dst left
+	// them; srvTimeout and tunTimeout are set-timeout's, 0 when unset.
+	addrs                  connAddrs
+	srvTimeout, tunTimeout time.Duration
+	ss                     sampleStream // what sample fetches learn of the exchange
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -287,6 +291,8 @@ func (proc *Process) readRequest(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *
 // connection may carry another one.
 func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) (keep, park bool) {
 	hc.si = streamInfo{accept: start, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
+	hc.addrs = connAddrs{}
+	hc.srvTimeout, hc.tunTimeout = 0, 0
 	hc.killed.Store(false)
 	hc.abort.Store(abortIdle)
 	si := &hc.si
@@ -371,10 +377,13 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	}
 	hc.rwReq.SetConnection(req, srvMode)
 	if fe.ForwardFor || be.ForwardFor {
+		if ap, ok := addrPortOf(si.client); ok {
+			clientIP = ap.Addr()
+		}
 		forwardFor(fe, be, req, &hc.rwReq, clientIP)
 	}
 	if fe.OriginalTo || be.OriginalTo {
-		originalTo(fe, be, &hc.rwReq, c.LocalAddr())
+		originalTo(fe, be, &hc.rwReq, view.Local)
 	}
 
 	key := lb.Key{Shard: shard}
@@ -465,7 +474,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		}
 		// timeout server counts from the request's sending, not from
 		// its arrival: the connect time is not the server's.
-		sc.dl.armBoth(sc, time.Now(), be.Timeouts.Server)
+		sc.dl.armBoth(sc, time.Now(), hc.serverTimeout(be))
 		// Send the head and what of the body is here; stream the rest.
 		if complete && sc.buf.Len() == 0 && (!entry.Reused() || now.Sub(sc.idleAt) < quietIdle) {
 			// The whole request is here: it goes out with the read of
@@ -598,7 +607,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 func (hc *hconn) forwardReqBody(sc *srvConn, cbuf *http1.Buffer, c net.Conn) error {
 	seen := hc.reqBody.Data
 	hc.cliIO = activeConn{c: c, dl: &hc.dl.read, to: hc.si.fe.Timeouts.Client, kind: armRead}
-	hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: hc.si.be.Timeouts.Server, kind: armBoth}
+	hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: hc.serverTimeout(hc.si.be), kind: armBoth}
 	mode, _ := spliceModes(hc.si.fe, hc.si.be, hc.proc.splicing())
 	_, err := forwardBody(&hc.srvIO, cbuf, &hc.cliIO, &hc.reqBody, mode, hc.req.MaxSize)
 	hc.si.bytesIn += hc.reqBody.Data - seen
@@ -976,7 +985,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		hc.ent.setPhase(PhaseBody, si.accept.Add(si.tr))
 		defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
 		hc.cliIO = activeConn{c: c, dl: &hc.dl.write, to: fe.Timeouts.Client, kind: armWrite}
-		hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: be.Timeouts.Server, kind: armBoth}
+		hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: hc.serverTimeout(be), kind: armBoth}
 		_, mode := spliceModes(fe, be, proc.splicing())
 		if _, err := forwardBody(&hc.cliIO, sbuf, &hc.srvIO, &hc.rsBody, mode, hc.req.MaxSize); err != nil {
 			var oe *net.OpError
@@ -1013,7 +1022,11 @@ func (proc *Process) tunnel(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 	sc.SetDeadline(time.Time{})
 	sc.dl = connDeadlines{}
 	upMode, downMode := spliceModes(fe, be, proc.splicing())
-	up, down, _, _, _ := relay(c, &sc.rawConn, tunnelTimeouts(fe, be), upMode, downMode)
+	to := tunnelTimeouts(fe, be)
+	if hc := si.hc; hc != nil && hc.tunTimeout > 0 {
+		to.client, to.server = hc.tunTimeout, hc.tunTimeout
+	}
+	up, down, _, _, _ := relay(c, &sc.rawConn, to, upMode, downMode)
 	si.bytesIn += up
 	si.bytesOut += down
 }
@@ -1053,13 +1066,28 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			si.countLocalReply(si.status)
 			proc.logHTTP(si)
 			return true, keep
-		case actDeny, actReturn:
-			if r.act == actDeny {
+		case actDeny, actReturn, actTarpit:
+			if r.act == actTarpit {
+				// The client waits timeout tarpit (timeout connect when
+				// unset) for its error, as in HAProxy.
+				t := px.Timeouts.Tarpit
+				if t == 0 {
+					t = px.Timeouts.Connect
+				}
+				select {
+				case <-time.After(t):
+				case <-proc.stopping:
+				}
+			}
+			if r.act == actDeny || r.act == actTarpit {
 				si.fe.FE.Dreq.Add(1)
 				if px != si.fe {
 					px.BE.Dreq.Add(1)
 				}
 				si.term = [2]byte{'P', 'R'}
+				if r.act == actTarpit {
+					si.term = [2]byte{'P', 'T'}
+				}
 			} else {
 				si.term = [2]byte{'L', 'R'}
 				// Counted where the rule is, as in HAProxy.
@@ -1071,7 +1099,7 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			}
 			si.status = r.status
 			reply := r.reply
-			if er := px.errReply[r.status]; er != nil && r.act == actDeny {
+			if er := px.errReply[r.status]; er != nil && r.act != actReturn {
 				reply = er
 			}
 			// The request body, if any, is not read: close after replying.

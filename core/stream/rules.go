@@ -42,6 +42,12 @@ const (
 	actReplaceValue
 	actSetStatus
 	actRedirect
+	actSetSrc
+	actSetSrcPort
+	actSetDst
+	actSetDstPort
+	actSetTimeout
+	actTarpit
 )
 
 // httpRule is a compiled http-request or http-response rule.
@@ -60,9 +66,10 @@ type httpRule struct {
 	body  *sample.Expr
 	warn  string // what compiling dropped, for the configuration's warnings
 
-	v      *varAction    // set-var, set-var-fmt, unset-var
-	reason string        // set-status
-	redir  *redirectRule // redirect
+	v      *varAction         // set-var, set-var-fmt, unset-var
+	reason string             // set-status
+	redir  *redirectRule      // redirect
+	expr   *sample.SampleExpr // set-src, set-dst and their ports, set-timeout
 }
 
 type retHeader struct {
@@ -191,10 +198,16 @@ func compileRule(env *sample.Env, words []string, named map[string][]*sample.Ter
 		}
 	case "allow":
 		r.act = actAllow
-	case "deny":
+	case "deny", "tarpit":
 		r.act, r.status = actDeny, 403
 		if resp {
 			r.status = 502
+		}
+		if args[0] == "tarpit" {
+			if resp {
+				return nil, core.UnknownAction(args[0])
+			}
+			r.act, r.status = actTarpit, 500
 		}
 		for i := 1; i < len(args); i += 2 {
 			switch args[i] {
@@ -391,10 +404,17 @@ func (r *httpRule) appendReturnHead(b []byte, n int, v *sample.Request, wire boo
 	b = append(b, reasonPhrase(r.status)...)
 	b = append(b, "\r\n"...)
 	for _, h := range r.hdrs {
+		start := len(b)
 		b = append(b, h.name...)
 		b = append(b, ": "...)
 		at := len(b)
 		b = h.value.AppendTo(b, v)
+		if len(b) == at {
+			// A field whose value came out empty is left out, as
+			// HAProxy leaves it out.
+			b = b[:start]
+			continue
+		}
 		fields += len(h.name) + len(b) - at
 		b = append(b, "\r\n"...)
 	}
