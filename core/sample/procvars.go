@@ -47,3 +47,6 @@ func (p *ProcVars) unset(name string) {
 
 // Set is set-var in the global section: a value known at start-up.
 func (p *ProcVars) Set(name string, s *Sample) { p.set(name, s) }
+
+// Get reads the process variable name into s.
+func (p *ProcVars) Get(name string, s *Sample) bool { return p.get(name, s) }
