@@ -53,12 +53,15 @@ type Vars struct {
 	Proc   *ProcVars
 }
 
-// varValue owns its bytes.
+// varValue owns its bytes. An entry outlives the variable (set false
+// once it is unset or its scope ends), so that the next value reuses its
+// bytes: a warm stream sets variables without allocating.
 type varValue struct {
-	t  Type
-	i  int64
-	b  []byte
-	ip netip.Addr
+	t   Type
+	i   int64
+	b   []byte
+	ip  netip.Addr
+	set bool
 }
 
 // store is where a scope's variables live: req and res share one, as in
@@ -79,7 +82,7 @@ func (vs *Vars) Get(n VarName, s *Sample) bool {
 		return vs.Proc.get(n.Name, s)
 	}
 	v, ok := vs.scopes[store(n.Scope)][n.Name]
-	if !ok {
+	if !ok || !v.set {
 		return false
 	}
 	*s = Sample{T: v.t, I: v.i, B: v.b, IP: v.ip}
@@ -101,7 +104,7 @@ func (vs *Vars) Set(n VarName, s *Sample) {
 		vs.scopes[store(n.Scope)] = m
 	}
 	old := m[n.Name]
-	m[n.Name] = varValue{t: s.T, i: s.I, ip: s.IP, b: append(old.b[:0], s.B...)}
+	m[n.Name] = varValue{t: s.T, i: s.I, ip: s.IP, b: append(old.b[:0], s.B...), set: true}
 }
 
 // Has says whether the variable is set.
@@ -119,14 +122,24 @@ func (vs *Vars) Unset(n VarName) {
 		vs.Proc.unset(n.Name)
 		return
 	}
-	delete(vs.scopes[store(n.Scope)], n.Name)
+	m := vs.scopes[store(n.Scope)]
+	if v, ok := m[n.Name]; ok {
+		v.set = false
+		m[n.Name] = v
+	}
 }
 
 // Clear forgets the variables of the scopes given (txn, req and res at the
 // end of a transaction; all of them at the end of a session).
 func (vs *Vars) Clear(scopes ...Scope) {
 	for _, sc := range scopes {
-		clear(vs.scopes[store(sc)])
+		m := vs.scopes[store(sc)]
+		for k, v := range m {
+			if v.set {
+				v.set = false
+				m[k] = v
+			}
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"goha/core"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -56,6 +58,11 @@ func rawBackend(tb testing.TB) string {
 // benchProxy runs a process with nbthread threads, one frontend and one
 // server (rawBackend), and returns the frontend's address.
 func benchProxy(b *testing.B, nbthread int) string {
+	return benchProxyWith(b, nbthread, "")
+}
+
+// benchProxyWith is benchProxy with lines added to the frontend.
+func benchProxyWith(b *testing.B, nbthread int, feLines string) string {
 	be := rawBackend(b)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -75,6 +82,7 @@ defaults
     http-reuse always
 frontend fe
     bind fd@` + strconv.Itoa(int(f.Fd())) + `
+` + feLines + `
     default_backend be
 backend be
     server s1 ` + be + `
@@ -86,6 +94,10 @@ backend be
 		b.Fatalf("%v", d.All())
 	}
 	proc := New(cfg)
+	proc.Prepare(d)
+	if d.HasAlert() {
+		b.Fatalf("%v", d.All())
+	}
 	if err := proc.Run(); err != nil {
 		b.Fatal(err)
 	}
@@ -155,4 +167,47 @@ func BenchmarkProxyKeepAliveParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkRuleChain is BenchmarkProxyKeepAlive through a frontend with a
+// chain of ten rules of the kinds real configurations have: ACLs on path
+// and host, a map lookup into a variable, a condition on it, header
+// rewrites with expressions.
+func BenchmarkRuleChain(b *testing.B) {
+	mapFile := filepath.Join(b.TempDir(), "routes.map")
+	if err := os.WriteFile(mapFile, []byte("bench be1\nother be2\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	addr := benchProxyWith(b, 1, `
+    acl is_api path_beg /api
+    acl host_ok hdr(host) -i bench other
+    acl is_static path_end .css .js .png
+    http-request deny if !host_ok
+    http-request set-var(txn.route) hdr(host),lower,map_str(`+mapFile+`,none)
+    http-request return status 404 if { var(txn.route) -m str none }
+    http-request set-header x-route %[var(txn.route)]
+    http-request set-header x-client %[src],%[path]
+    http-request add-header x-api 1 if is_api
+    http-request del-header x-debug if !is_api
+    http-request set-var(txn.static) bool(1) if is_static
+    http-response set-header x-static yes if { var(txn.static) -m bool }
+    use_backend be if host_ok`)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 4096)
+	for i := 0; i < 100; i++ {
+		if err := benchRoundTrip(c, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := benchRoundTrip(c, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
