@@ -125,6 +125,9 @@ func (s span) of(b []byte) []byte { return b[s.off : s.off+s.n : s.off+s.n] }
 type field struct {
 	name, value span
 	drop        bool
+	// ext: name and value are in the Head's ext space (a field a rule
+	// added or gave a longer value), not in the parsed buffer.
+	ext bool
 }
 
 // Head is a parsed request or response head. It holds no copy of the
@@ -163,6 +166,9 @@ type Head struct {
 	// on, as later rules and fetches see them in HAProxy.
 	methodSet, uriSet bool
 	methodNew, uriNew []byte
+	// ext holds the names and values of fields rules added or rewrote
+	// with longer values; see field.ext.
+	ext []byte
 	version           span
 	reason            span
 	code              span
@@ -217,6 +223,7 @@ func (h *Head) Reset() {
 	h.buf, h.size, h.start, h.resume = nil, 0, 0, 0
 	h.method, h.uri, h.version, h.reason, h.code = span{}, span{}, span{}, span{}, span{}
 	h.methodSet, h.uriSet = false, false
+	h.ext = h.ext[:0]
 	h.host = -1
 	h.fields = h.fields[:0]
 }
@@ -287,7 +294,7 @@ func (h *Head) NumFields() int { return len(h.fields) }
 // Field returns the name and value (blanks trimmed) of field i.
 func (h *Head) Field(i int) (name, value []byte) {
 	f := &h.fields[i]
-	return f.name.of(h.buf), f.value.of(h.buf)
+	return h.fname(f), h.fvalue(f)
 }
 
 // Deleted reports whether field i was dropped by the parser (merged
@@ -312,11 +319,11 @@ func (h *Head) HTXSize() int {
 		if f.drop {
 			continue
 		}
-		name := f.name.of(h.buf)
+		name := h.fname(f)
 		if eqFold(name, "connection") {
 			continue
 		}
-		fields += len(name) + len(f.value.of(h.buf))
+		fields += len(name) + len(h.fvalue(f))
 	}
 	return HTXSize(words, fields, 0)
 }
@@ -327,7 +334,7 @@ func (h *Head) HTXSize() int {
 func (h *Head) Index(name string, from int) int {
 	for i := from; i < len(h.fields); i++ {
 		f := &h.fields[i]
-		if !f.drop && int(f.name.n) == len(name) && eqFold(f.name.of(h.buf), name) {
+		if !f.drop && int(f.name.n) == len(name) && eqFold(h.fname(f), name) {
 			return i
 		}
 	}
@@ -340,11 +347,11 @@ func (h *Head) Get(name string) ([]byte, bool) {
 	if i < 0 {
 		return nil, false
 	}
-	return h.fields[i].value.of(h.buf), true
+	return h.fvalue(&h.fields[i]), true
 }
 
 // Value returns field i's value.
-func (h *Head) Value(i int) []byte { return h.fields[i].value.of(h.buf) }
+func (h *Head) Value(i int) []byte { return h.fvalue(&h.fields[i]) }
 
 // Del marks every field named name as deleted and returns how many were
 // live. Deleting sets FlagRewrite.
@@ -374,6 +381,54 @@ func (h *Head) DropBodilessFraming() {
 	}
 }
 
+// fname and fvalue are a field's name and value, wherever they are kept.
+func (h *Head) fname(f *field) []byte {
+	if f.ext {
+		return f.name.of(h.ext)
+	}
+	return f.name.of(h.buf)
+}
+
+func (h *Head) fvalue(f *field) []byte {
+	if f.ext {
+		return f.value.of(h.ext)
+	}
+	return f.value.of(h.buf)
+}
+
+// ReplaceValue gives field i the value v, in place when it fits, else in
+// the Head's own space: later reads (Value, Get) see it, and the head is
+// rebuilt when sent. Rules rewrite fields so, as HAProxy's later rules
+// and fetches see what earlier ones did.
+func (h *Head) ReplaceValue(i int, v []byte) {
+	f := &h.fields[i]
+	if !f.ext && h.SetValue(i, v) {
+		return
+	}
+	name := h.fname(f)
+	off := len(h.ext)
+	h.ext = append(h.ext, name...)
+	h.ext = append(h.ext, v...)
+	f.name = span{off: int32(off), n: int32(len(name))}
+	f.value = span{off: int32(off + len(name)), n: int32(len(v))}
+	f.ext = true
+	h.Flags |= FlagRewrite
+}
+
+// AddField appends a field (set-header, add-header); it is sent after the
+// parsed ones and seen by later reads.
+func (h *Head) AddField(name string, v []byte) {
+	off := len(h.ext)
+	h.ext = append(h.ext, name...)
+	h.ext = append(h.ext, v...)
+	h.fields = append(h.fields, field{
+		name:  span{off: int32(off), n: int32(len(name))},
+		value: span{off: int32(off + len(name)), n: int32(len(v))},
+		ext:   true,
+	})
+	h.Flags |= FlagRewrite
+}
+
 // SetValue replaces field i's value in place with v, which must be no
 // longer than the value it replaces (cookie edits only remove bytes); it
 // reports false, changing nothing, when v is longer.
@@ -401,7 +456,7 @@ func (h *Head) Host() []byte {
 	if h.host < 0 || int(h.host) >= len(h.fields) || h.fields[h.host].drop {
 		return nil
 	}
-	return h.fields[h.host].value.of(h.buf)
+	return h.fvalue(&h.fields[h.host])
 }
 
 // Authority returns the authority of the request target without user

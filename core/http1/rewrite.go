@@ -146,7 +146,7 @@ const (
 func (rw *Rewriter) SetConnection(h *Head, v ConnValue) {
 	for i := h.Index("connection", 0); i >= 0; i = h.Index("connection", i+1) {
 		f := &h.fields[i]
-		val := f.value.of(h.buf)
+		val := h.fvalue(f)
 		changed := false
 		for e, rest, ok := NextValue(val); ok; e, rest, ok = NextValue(rest) {
 			if eqFold(e, "close") || eqFold(e, "keep-alive") {
@@ -253,12 +253,12 @@ func (rw *Rewriter) Head(h *Head) []byte {
 		if f.drop {
 			continue
 		}
-		o = append(o, f.name.of(h.buf)...)
+		o = append(o, h.fname(f)...)
 		o = append(o, ": "...)
 		if v, ok := rw.replacement(i); len(rw.repl) > 0 && ok {
 			o = append(o, v...)
 		} else {
-			o = append(o, f.value.of(h.buf)...)
+			o = append(o, h.fvalue(f)...)
 		}
 		o = append(o, "\r\n"...)
 	}

@@ -19,7 +19,7 @@ func init() {
 		Fetch{Name: "always_false", Out: TBool, Fn: func(r *Request, a []Arg, s *Sample) bool { s.setBool(false); return true }},
 		Fetch{Name: "str", Min: 1, Max: 1, Out: TStr, Fn: func(r *Request, a []Arg, s *Sample) bool { s.setStr([]byte(a[0].S)); return true }},
 		Fetch{Name: "int", Min: 1, Max: 1, Out: TSint, Check: argInt, Fn: func(r *Request, a []Arg, s *Sample) bool { s.setInt(a[0].I); return true }},
-		Fetch{Name: "bool", Min: 1, Max: 1, Out: TBool, Check: argInt, Fn: func(r *Request, a []Arg, s *Sample) bool { s.setBool(a[0].I != 0); return true }},
+		Fetch{Name: "bool", Min: 1, Max: 1, Out: TBool, Check: argBool, Fn: func(r *Request, a []Arg, s *Sample) bool { s.setBool(a[0].I != 0); return true }},
 		Fetch{Name: "ipv4", Min: 1, Max: 1, Out: TIPv4, Check: argAddr(true), Fn: fetchArgAddr},
 		Fetch{Name: "ipv6", Min: 1, Max: 1, Out: TIPv6, Check: argAddr(false), Fn: fetchArgAddr},
 		Fetch{Name: "meth", Min: 1, Max: 1, Out: TMeth, Fn: func(r *Request, a []Arg, s *Sample) bool { s.T, s.B = TMeth, []byte(a[0].S); return true }},
@@ -94,6 +94,19 @@ func init() {
 		Fetch{Name: "req.fhdr_cnt", Max: 1, Out: TSint, Need: NeedReqHdr, Fn: hdrCount(dirReq, true)},
 		Fetch{Name: "res.fhdr_cnt", Max: 1, Out: TSint, Need: NeedResHdr, Fn: hdrCount(dirRes, true)},
 	)
+}
+
+// argBool reads bool()'s argument: true, false or an integer, as HAProxy.
+func argBool(env *Env, a []Arg) error {
+	switch a[0].S {
+	case "true":
+		a[0].I = 1
+		return nil
+	case "false":
+		a[0].I = 0
+		return nil
+	}
+	return argInt(env, a)
 }
 
 func argAddr(v4 bool) func(env *Env, a []Arg) error {

@@ -310,7 +310,7 @@ func (hc *hconn) replaceHeader(r *httpRule, v *sample.Request, h *http1.Head, rw
 		val := h.Value(i)
 		if r.act == actReplaceHeader {
 			if m := r.nameRe.FindSubmatchIndex(val); m != nil {
-				rw.Replace(h, i, expandRefs(nil, hc.scratch, val, m))
+				h.ReplaceValue(i, expandRefs(nil, hc.scratch, val, m))
 			}
 			continue
 		}
@@ -332,7 +332,7 @@ func (hc *hconn) replaceHeader(r *httpRule, v *sample.Request, h *http1.Head, rw
 			}
 		}
 		if changed {
-			rw.Replace(h, i, out)
+			h.ReplaceValue(i, out)
 		}
 	}
 }
@@ -492,16 +492,18 @@ func (hc *hconn) runRespRules(rules []*httpRule, v *sample.Request, resp *http1.
 	return false, status
 }
 
-// headerAction runs set-header, add-header and del-header on h through
-// rw; it returns false for other actions.
+// headerAction runs set-header, add-header and del-header on h; it returns
+// false for other actions. The head itself changes, so that later rules
+// and fetches see the fields as HAProxy's do.
 func (hc *hconn) headerAction(r *httpRule, v *sample.Request, h *http1.Head, rw *http1.Rewriter) bool {
 	switch r.act {
 	case actSetHeader:
 		hc.scratch = r.value.AppendTo(hc.scratch[:0], v)
-		rw.Set(h, r.name, hc.scratch)
+		h.Del(r.name)
+		h.AddField(r.name, hc.scratch)
 	case actAddHeader:
 		hc.scratch = r.value.AppendTo(hc.scratch[:0], v)
-		rw.Add(r.name, hc.scratch)
+		h.AddField(r.name, hc.scratch)
 	case actDelHeader:
 		r.delHeader(h)
 	default:

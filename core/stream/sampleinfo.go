@@ -291,3 +291,27 @@ func (ss *sampleStream) TLSState() *tls.ConnectionState {
 	}
 	return &cs
 }
+
+// Timeouts are the stream's timeouts, set-timeout's included.
+func (ss *sampleStream) Timeouts() (feClient, beServer, beTunnel, curServer, curTunnel time.Duration, ok bool) {
+	feClient = ss.si.fe.Timeouts.Client
+	be := ss.si.be
+	if be == nil && ss.si.fe.IsBackend() {
+		// A listen section is its own backend from the start.
+		be = ss.si.fe
+	}
+	if be == nil {
+		return feClient, 0, 0, 0, 0, false
+	}
+	beServer, beTunnel = be.Timeouts.Server, be.Timeouts.Tunnel
+	curServer, curTunnel = beServer, beTunnel
+	if hc := ss.si.hc; hc != nil {
+		if hc.srvTimeout > 0 {
+			curServer = hc.srvTimeout
+		}
+		if hc.tunTimeout > 0 {
+			curTunnel = hc.tunTimeout
+		}
+	}
+	return feClient, beServer, beTunnel, curServer, curTunnel, true
+}
