@@ -168,14 +168,14 @@ type Head struct {
 	methodNew, uriNew []byte
 	// ext holds the names and values of fields rules added or rewrote
 	// with longer values; see field.ext.
-	ext []byte
-	version           span
-	reason            span
-	code              span
-	host              int32 // index of the Host field, -1 if none
-	fields            []field
-	resume            int // start of the first unparsed header line of an incomplete head, or 0
-	err               Error
+	ext     []byte
+	version span
+	reason  span
+	code    span
+	host    int32 // index of the Host field, -1 if none
+	fields  []field
+	resume  int // start of the first unparsed header line of an incomplete head, or 0
+	err     Error
 }
 
 func (h *Head) maxSize() int {
