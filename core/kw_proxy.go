@@ -2,6 +2,7 @@ package core
 
 import (
 	"goha/core/config"
+	"goha/core/diag"
 	"goha/core/lb"
 	"goha/core/sample"
 	"net/netip"
@@ -128,7 +129,7 @@ var proxyKeywords = []Keyword{
 		if len(args) < 1 {
 			return errf("'%s' expects a backend name.", c.kw)
 		}
-		ub := &UseBackend{Pos: c.pos, Name: args[0]}
+		ub := &UseBackend{Pos: c.pos, Name: args[0], Dynamic: dynamicName(args[0])}
 		if len(args) > 1 {
 			if args[1] != "if" && args[1] != "unless" {
 				return errf("unexpected keyword '%s' after switching rule, only 'if' and 'unless' are allowed.", args[1])
@@ -163,7 +164,10 @@ var proxyKeywords = []Keyword{
 		return nil
 	}},
 	{Name: "http-request", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
-		return addRule(c, &c.p.HTTPReqRules, args)
+		if err := addRule(c, &c.p.HTTPReqRules, args); err != nil || len(c.p.Redirects) == 0 {
+			return err
+		}
+		return diag.Warnf("a 'http-request' rule placed after a 'redirect' rule will still be processed before.")
 	}},
 	{Name: "http-response", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		return addRule(c, &c.p.HTTPRespRules, args)
@@ -327,8 +331,6 @@ var proxyKeywords = []Keyword{
 	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseFilter, Unimplemented: Refused},
 	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "redirect", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "monitor-uri", Scope: scopeFE, Args: 1, Unimplemented: Refused},
 	{Name: "unique-id-format", Scope: scopeProxy, Args: 1, TooMany: func(c *kwCtx, args []string) error {
 		return errf("unique-id-format expects only one argument, don't forget to escape spaces!")
 	}, Unimplemented: Refused},

@@ -135,6 +135,8 @@ type Proxy struct {
 	Cap      Cap
 	Disabled bool
 
+	Routing
+
 	Binds          []*Bind
 	DefaultBackend string
 	DefBE          *Proxy      // resolved DefaultBackend
@@ -209,6 +211,9 @@ type UseBackend struct {
 	Name   string
 	Cond   []string // words after if/unless, including the if/unless word
 	Target *Proxy
+	// Dynamic: Name is a log-format string naming the backend per
+	// request.
+	Dynamic bool
 }
 
 // ACLDef is a named `acl <name> <criterion> [flags] [values]` line.

@@ -321,16 +321,16 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 
 	hc.rwReq.Reset()
 	// Frontend rules, then the backend's.
+	if fe.MonitorURI != "" && string(req.URI()) == fe.MonitorURI {
+		return proc.monitor(fe, c, cbuf, hc, hlen), false
+	}
 	if done, keep := proc.applyReqRules(fe, fe.reqRules, view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
-	be := fe.defBE
-	for _, r := range fe.useBE {
-		if r.cond.Eval(view) {
-			be = r.be
-			break
-		}
+	if done, keep := proc.applyReqRules(fe, fe.redirRules, view, hc, c, cbuf, hlen, si); done {
+		return keep, false
 	}
+	be := proc.switchBackend(fe, hc)
 	if be == nil {
 		si.status, si.term = 503, [2]byte{'S', 'C'}
 		return proc.errorReply(fe, c, cbuf, hc, si, 503, hlen, req.Body == http1.BodyNone), false
@@ -349,12 +349,18 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		if done, keep := proc.applyReqRules(be, be.reqRules, view, hc, c, cbuf, hlen, si); done {
 			return keep, false
 		}
+		if done, keep := proc.applyReqRules(be, be.redirRules, view, hc, c, cbuf, hlen, si); done {
+			return keep, false
+		}
 	}
 
 	// The persistence cookie, after the backend's rules, as HAProxy.
 	var direct *server
 	if be.CookiePersist != nil && be.Mode == core.ModeHTTP {
 		direct = hc.clientCookies(be, req, now)
+	}
+	if direct == nil && len(be.useSrv) > 0 {
+		direct = hc.useServer(be)
 	}
 
 	// Outgoing request head.

@@ -188,6 +188,9 @@ type proxy struct {
 
 	// Frontend side, compiled by Prepare.
 	useBE      []useBackendRule
+	useSrv     []useServerRule // use-server, backend side
+	redirRules []*httpRule     // redirect lines, after the http-request rules
+	monFail    []*sample.Cond  // monitor fail
 	defBE      *proxy
 	reqRules   []*httpRule
 	respRules  []*httpRule

@@ -18,6 +18,7 @@ import (
 type useBackendRule struct {
 	cond *sample.Cond
 	be   *proxy
+	name *sample.Expr // a dynamic rule's backend name
 }
 
 type ruleAction int
@@ -89,7 +90,11 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 				d.Alertf(ub.Pos, "error detected while parsing switching rule : %v.", err)
 				continue
 			}
-			if ub.Target != nil {
+			if ub.Dynamic {
+				if e := proc.compileDynamicBackend(ub, d); e != nil {
+					p.useBE = append(p.useBE, useBackendRule{cond: c, name: e})
+				}
+			} else if ub.Target != nil {
 				p.useBE = append(p.useBE, useBackendRule{cond: c, be: proc.proxyOf(ub.Target)})
 			}
 		}
@@ -123,6 +128,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			}
 		}
 		proc.compileTCPRules(p, named, d)
+		proc.compileRouting(p, named, d)
 		for code, path := range p.ErrorFiles {
 			raw, err := os.ReadFile(path)
 			if err != nil {
