@@ -213,7 +213,7 @@ func copyProxyConf(c ProxyConf) ProxyConf {
 	c.HashType = slices.Clone(c.HashType)
 	c.Cookie = slices.Clone(c.Cookie)
 	c.CheckRules = slices.Clone(c.CheckRules)
-	c.ErrorFiles = maps.Clone(c.ErrorFiles)
+	c.Errors = slices.Clone(c.Errors)
 	c.DefaultServer = copyServerConf(c.DefaultServer)
 	return c
 }

@@ -6,7 +6,6 @@ import (
 	"goha/core/lb"
 	"goha/core/sample"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -214,23 +213,7 @@ var proxyKeywords = []Keyword{
 		c.p.LogFmt = &LogFormatDef{Pos: c.pos, Kind: "log-format", Src: args[0]}
 		return nil
 	}},
-	{Name: "errorfile", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
-		if len(args) < 2 {
-			return errf("'errorfile' expects <status_code> and <file> as arguments.")
-		}
-		code, err := strconv.Atoi(args[0])
-		if err != nil {
-			return errf("'errorfile' expects <status_code> and <file> as arguments.")
-		}
-		if _, err := os.Stat(args[1]); err != nil {
-			return errf("error opening file '%s'.", args[1])
-		}
-		if c.p.ErrorFiles == nil {
-			c.p.ErrorFiles = map[int]string{}
-		}
-		c.p.ErrorFiles[code] = args[1]
-		return nil
-	}},
+	{Name: "errorfile", Scope: scopeProxy, Args: ArgsAny, Parse: addErrorFile},
 	{Name: "load-server-state-from-file", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		switch first(args) {
 		case "global", "local", "none":
@@ -343,11 +326,6 @@ var proxyKeywords = []Keyword{
 	{Name: "rate-limit", Scope: scopeFE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "persist", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "external-check", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "errorfiles", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "errorloc", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "errorloc302", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "errorloc303", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "http-error", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "http-after-response", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		return addRule(c, &c.p.HTTPAfterRules, args)
 	}},

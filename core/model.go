@@ -106,14 +106,14 @@ type ProxyConf struct {
 	NoLog                                     bool
 	Logs                                      []LineDef // `log` lines' words after the keyword
 	SocketStats                               bool
-	HTTPReuse                                 string   // never|safe|aggressive|always
-	Balance                                   []string // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
-	BalanceSet                                bool     // a balance line (here or in defaults): dispatch and transparent do not apply
-	Transparent                               bool     // option transparent
-	AbortOnClose                              bool     // option abortonclose
-	HashType                                  []string // words after `hash-type`
-	Cookie                                    []string // words after `cookie`
-	ErrorFiles                                map[int]string
+	HTTPReuse                                 string     // never|safe|aggressive|always
+	Balance                                   []string   // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
+	BalanceSet                                bool       // a balance line (here or in defaults): dispatch and transparent do not apply
+	Transparent                               bool       // option transparent
+	AbortOnClose                              bool       // option abortonclose
+	HashType                                  []string   // words after `hash-type`
+	Cookie                                    []string   // words after `cookie`
+	Errors                                    []ErrorDef // error page lines, in order (errors_kw.go)
 	DefaultServer                             ServerConf
 	CheckRules                                []LineDef // option/tcp-check/http-check lines, in order, for core/check
 	Description                               string
@@ -406,6 +406,8 @@ type Config struct {
 	logging  *logState
 	// Peers are the peers sections kept (those with a local peer).
 	Peers []*PeersSection
+	// HTTPErrors are the http-errors sections, by name.
+	HTTPErrors map[string]*HTTPErrorsSection
 
 	// ParseAlerts counts the alerts raised while reading sections, before
 	// validation (HAProxy then says "Error(s) found in configuration file").

@@ -1076,10 +1076,6 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 				}
 			}
 			si.status = r.status
-			reply := r.reply
-			if er := px.errReply[r.status]; er != nil && r.act == actDeny {
-				reply = er
-			}
 			// The request body, if any, is not read: close after replying.
 			// Without one the connection goes on, after a deny too
 			// (HAProxy 2.6 keeps it).
@@ -1088,20 +1084,15 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			if keep {
 				cbuf.Discard(hlen)
 			}
-			var b []byte
-			if reply != nil {
-				b = reply.Bytes(mode)
-				si.bytesOut = int64(reply.LogSize)
-			} else {
-				b, si.bytesOut = hc.dynamicReturn(r, view, mode)
-			}
+			b, n, force := proc.ruleReply(px, hc, r, mode)
+			si.bytesOut = n
 			b = hc.afterLocal(si.fe, px, b, si)
 			c.Write(b)
 			si.tt = time.Since(si.accept)
 			si.ta = si.tt
 			si.countLocalReply(r.status)
 			proc.logHTTP(si)
-			return true, keep && (reply == nil || !reply.ForceClose)
+			return true, keep && !force
 		default:
 			hc.applyReqAction(r, view)
 		}
@@ -1113,13 +1104,13 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 // Connection header that mode says (see replyConn), and logs.
 func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.ConnValue, si *streamInfo) {
 	var b []byte
-	r := px.errReply[status]
 	switch {
-	case si.headless && r == nil:
+	case si.headless && px.errReply[status] == nil:
 		// HAProxy's H1 layer answers these itself, with its built-in
 		// message as written, outside any stream: the log counts 0.
 		b = http1.RawError(status)
-	default:
+	case si.headless || si.hc == nil:
+		r := px.errReply[status]
 		if r == nil {
 			r = http1.ErrorReply(status)
 		}
@@ -1129,6 +1120,10 @@ func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.Co
 				si.bytesOut = int64(r.LogSize)
 			}
 		}
+	default:
+		var n int64
+		b, n, _ = proc.errorReplyBytes(px, si.hc, status, mode)
+		si.bytesOut = n
 	}
 	if b != nil && si.hc != nil {
 		b = si.hc.afterLocal(si.fe, si.be, b, si)

@@ -148,7 +148,7 @@ func (proc *Process) monitor(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *hcon
 	if keep {
 		cbuf.Discard(hlen)
 	}
-	b, n := proc.errorBytes(fe, hc, status, mode)
+	b, n, _ := proc.errorReplyBytes(fe, hc, status, mode)
 	si.bytesOut = n
 	if b != nil {
 		c.SetWriteDeadline(time.Now().Add(time.Second))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"goha/core"
 	"goha/core/sample"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -60,6 +59,11 @@ type httpRule struct {
 	hdrs  []retHeader
 	body  *sample.Expr
 	warn  string // what compiling dropped, for the configuration's warnings
+
+	// deny and return: the proxy's error page (default-errorfiles, a
+	// deny without reply words), or an http-errors section's.
+	errMsg  bool
+	errSect string
 
 	v      *varAction    // set-var, set-var-fmt, unset-var
 	reason string        // set-status
@@ -129,22 +133,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 		}
 		proc.compileTCPRules(p, named, d)
 		proc.compileRouting(p, named, d)
-		for code, path := range p.ErrorFiles {
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				d.Add(diag.Diag{Sev: diag.Alert, Pos: p.Pos, Msg: fmt.Sprintf("error opening file '%s'.", path)})
-				continue
-			}
-			r, err := http1.NewReply(raw)
-			if err != nil {
-				d.Add(diag.Diag{Sev: diag.Alert, Pos: p.Pos, Msg: fmt.Sprintf("'%s': %v", path, err)})
-				continue
-			}
-			if p.errReply == nil {
-				p.errReply = map[int]*http1.Reply{}
-			}
-			p.errReply[code] = r
-		}
+		proc.compileErrors(p, named, d)
 	}
 }
 
@@ -197,104 +186,9 @@ func compileRule(env *sample.Env, words []string, named map[string][]*sample.Ter
 		}
 	case "allow":
 		r.act = actAllow
-	case "deny":
-		r.act, r.status = actDeny, 403
-		if resp {
-			r.status = 502
-		}
-		for i := 1; i < len(args); i += 2 {
-			switch args[i] {
-			case "deny_status", "status":
-				if i+1 >= len(args) {
-					return nil, fmt.Errorf("'status' expects <status_code> as argument.")
-				}
-				n, _ := strconv.Atoi(args[i+1])
-				r.status = n
-			default:
-				return nil, fmt.Errorf("'%s' is not supported by goha in a 'deny' rule; only 'status' and 'deny_status' are.", args[i])
-			}
-		}
-		r.reply = http1.ErrorReply(r.status)
-		if r.reply == nil {
-			return nil, fmt.Errorf("Unexpected status code '%d'", r.status)
-		}
-	case "return":
-		r.act, r.status = actReturn, 200
-		body := ""
-		lf, payload := false, false
-		for i := 1; i < len(args); i++ {
-			if i+1 >= len(args) {
-				return nil, fmt.Errorf("'%s' expects an argument.", args[i])
-			}
-			switch args[i] {
-			case "status":
-				n, _ := strconv.Atoi(args[i+1])
-				if n < 200 || n > 599 {
-					return nil, fmt.Errorf("Unexpected status code '%d'", n)
-				}
-				r.status = n
-			case "content-type":
-				r.ctype = args[i+1]
-			case "string":
-				body, lf, payload = args[i+1], false, true
-			case "lf-string":
-				body, lf, payload = args[i+1], true, true
-			case "file", "lf-file":
-				raw, err := os.ReadFile(args[i+1])
-				if err != nil {
-					return nil, fmt.Errorf("error opening file '%s'.", args[i+1])
-				}
-				body, lf, payload = string(raw), args[i] == "lf-file", true
-			case "hdr":
-				if i+2 >= len(args) {
-					return nil, fmt.Errorf("'hdr' expects <name> and <fmt> as arguments.")
-				}
-				v, err := sample.CompileLF(env, args[i+2])
-				if err != nil {
-					return nil, err
-				}
-				r.hdrs = append(r.hdrs, retHeader{name: args[i+1], value: v})
-				i++
-			default:
-				return nil, fmt.Errorf("unknown argument '%s'.", args[i])
-			}
-			i++
-		}
-		if body != "" && r.ctype == "" {
-			return nil, fmt.Errorf("a content type must be defined when non-empty payload is configured.")
-		}
-		// A reply without a body has no content type: HAProxy drops it,
-		// with a warning.
-		switch {
-		case r.ctype != "" && !payload:
-			r.warn = fmt.Sprintf("content-type '%s' ignored by the http reply because neither errorfile nor payload defined.", r.ctype)
-			r.ctype = ""
-		case r.ctype != "" && body == "":
-			r.warn = fmt.Sprintf("content-type '%s' ignored by the http reply when used with an empty payload.", r.ctype)
-			r.ctype = ""
-		}
-		if lf {
-			v, err := sample.CompileLF(env, body)
-			if err != nil {
-				return nil, err
-			}
-			r.body = v
-		} else {
-			r.body = sample.Literal(body)
-		}
-		static := r.body.Static()
-		for _, h := range r.hdrs {
-			static = static && h.value.Static()
-		}
-		if static {
-			body := r.body.AppendTo(nil, nil)
-			head, _ := r.appendReturnHead(nil, len(body), nil, false)
-			raw := string(head) + "\r\n" + string(body)
-			rep, err := http1.NewReply([]byte(raw))
-			if err != nil {
-				return nil, err
-			}
-			r.reply = rep
+	case "deny", "return":
+		if err := compileReply(env, r, args, resp); err != nil {
+			return nil, err
 		}
 	default:
 		ok, err := compileMore(env, r, args, resp)
