@@ -213,7 +213,7 @@ func copyProxyConf(c ProxyConf) ProxyConf {
 	c.HashType = slices.Clone(c.HashType)
 	c.Cookie = slices.Clone(c.Cookie)
 	c.CheckRules = slices.Clone(c.CheckRules)
-	c.ErrorFiles = maps.Clone(c.ErrorFiles)
+	c.Errors = slices.Clone(c.Errors)
 	c.DefaultServer = copyServerConf(c.DefaultServer)
 	return c
 }
@@ -283,6 +283,10 @@ func (b *builder) validate() {
 			}
 		}
 		for _, ub := range p.UseBackends {
+			if ub.Dynamic {
+				// Named per request; the process compiles the format.
+				continue
+			}
 			be := b.cfg.FindProxy(ub.Name, CapBE)
 			if be == nil {
 				b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Proxy '%s': unable to find required use_backend: '%s'.", p.Name, ub.Name)})

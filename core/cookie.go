@@ -230,7 +230,6 @@ func init() {
 	registerKeywords(
 		Keyword{Name: "force-persist", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
 		Keyword{Name: "ignore-persist", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
-		Keyword{Name: "use-server", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	)
 	registerPostCheck(func(b *builder) {
 		for _, p := range b.cfg.Proxies {

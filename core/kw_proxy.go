@@ -2,10 +2,10 @@ package core
 
 import (
 	"goha/core/config"
+	"goha/core/diag"
 	"goha/core/lb"
 	"goha/core/sample"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -128,7 +128,7 @@ var proxyKeywords = []Keyword{
 		if len(args) < 1 {
 			return errf("'%s' expects a backend name.", c.kw)
 		}
-		ub := &UseBackend{Pos: c.pos, Name: args[0]}
+		ub := &UseBackend{Pos: c.pos, Name: args[0], Dynamic: dynamicName(args[0])}
 		if len(args) > 1 {
 			if args[1] != "if" && args[1] != "unless" {
 				return errf("unexpected keyword '%s' after switching rule, only 'if' and 'unless' are allowed.", args[1])
@@ -163,7 +163,10 @@ var proxyKeywords = []Keyword{
 		return nil
 	}},
 	{Name: "http-request", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
-		return addRule(c, &c.p.HTTPReqRules, args)
+		if err := addRule(c, &c.p.HTTPReqRules, args); err != nil || len(c.p.Redirects) == 0 {
+			return err
+		}
+		return diag.Warnf("a 'http-request' rule placed after a 'redirect' rule will still be processed before.")
 	}},
 	{Name: "http-response", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		return addRule(c, &c.p.HTTPRespRules, args)
@@ -210,23 +213,7 @@ var proxyKeywords = []Keyword{
 		c.p.LogFmt = &LogFormatDef{Pos: c.pos, Kind: "log-format", Src: args[0]}
 		return nil
 	}},
-	{Name: "errorfile", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
-		if len(args) < 2 {
-			return errf("'errorfile' expects <status_code> and <file> as arguments.")
-		}
-		code, err := strconv.Atoi(args[0])
-		if err != nil {
-			return errf("'errorfile' expects <status_code> and <file> as arguments.")
-		}
-		if _, err := os.Stat(args[1]); err != nil {
-			return errf("error opening file '%s'.", args[1])
-		}
-		if c.p.ErrorFiles == nil {
-			c.p.ErrorFiles = map[int]string{}
-		}
-		c.p.ErrorFiles[code] = args[1]
-		return nil
-	}},
+	{Name: "errorfile", Scope: scopeProxy, Args: ArgsAny, Parse: addErrorFile},
 	{Name: "load-server-state-from-file", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		switch first(args) {
 		case "global", "local", "none":
@@ -327,8 +314,6 @@ var proxyKeywords = []Keyword{
 	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseFilter, Unimplemented: Refused},
 	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "redirect", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "monitor-uri", Scope: scopeFE, Args: 1, Unimplemented: Refused},
 	{Name: "unique-id-format", Scope: scopeProxy, Args: 1, TooMany: func(c *kwCtx, args []string) error {
 		return errf("unique-id-format expects only one argument, don't forget to escape spaces!")
 	}, Unimplemented: Refused},
@@ -341,11 +326,6 @@ var proxyKeywords = []Keyword{
 	{Name: "rate-limit", Scope: scopeFE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "persist", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "external-check", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "errorfiles", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "errorloc", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "errorloc302", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "errorloc303", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "http-error", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "http-after-response", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		return addRule(c, &c.p.HTTPAfterRules, args)
 	}},

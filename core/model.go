@@ -106,14 +106,14 @@ type ProxyConf struct {
 	NoLog                                     bool
 	Logs                                      []LineDef // `log` lines' words after the keyword
 	SocketStats                               bool
-	HTTPReuse                                 string   // never|safe|aggressive|always
-	Balance                                   []string // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
-	BalanceSet                                bool     // a balance line (here or in defaults): dispatch and transparent do not apply
-	Transparent                               bool     // option transparent
-	AbortOnClose                              bool     // option abortonclose
-	HashType                                  []string // words after `hash-type`
-	Cookie                                    []string // words after `cookie`
-	ErrorFiles                                map[int]string
+	HTTPReuse                                 string     // never|safe|aggressive|always
+	Balance                                   []string   // words after `balance`, e.g. {"roundrobin"} or {"hdr(host)"}
+	BalanceSet                                bool       // a balance line (here or in defaults): dispatch and transparent do not apply
+	Transparent                               bool       // option transparent
+	AbortOnClose                              bool       // option abortonclose
+	HashType                                  []string   // words after `hash-type`
+	Cookie                                    []string   // words after `cookie`
+	Errors                                    []ErrorDef // error page lines, in order (errors_kw.go)
 	DefaultServer                             ServerConf
 	CheckRules                                []LineDef // option/tcp-check/http-check lines, in order, for core/check
 	Description                               string
@@ -134,6 +134,8 @@ type Proxy struct {
 	Pos      diag.Pos
 	Cap      Cap
 	Disabled bool
+
+	Routing
 
 	Binds          []*Bind
 	DefaultBackend string
@@ -209,6 +211,9 @@ type UseBackend struct {
 	Name   string
 	Cond   []string // words after if/unless, including the if/unless word
 	Target *Proxy
+	// Dynamic: Name is a log-format string naming the backend per
+	// request.
+	Dynamic bool
 }
 
 // ACLDef is a named `acl <name> <criterion> [flags] [values]` line.
@@ -401,6 +406,8 @@ type Config struct {
 	logging  *logState
 	// Peers are the peers sections kept (those with a local peer).
 	Peers []*PeersSection
+	// HTTPErrors are the http-errors sections, by name.
+	HTTPErrors map[string]*HTTPErrorsSection
 
 	// ParseAlerts counts the alerts raised while reading sections, before
 	// validation (HAProxy then says "Error(s) found in configuration file").

@@ -97,6 +97,8 @@ func replyArgs(deny bool) func([]string) int {
 				i += 2
 			case "hdr":
 				i += 3
+			case "default-errorfiles":
+				i++
 			case "deny_status":
 				if !deny {
 					return i

@@ -327,16 +327,16 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 
 	hc.rwReq.Reset()
 	// Frontend rules, then the backend's.
+	if fe.MonitorURI != "" && string(req.URI()) == fe.MonitorURI {
+		return proc.monitor(fe, c, cbuf, hc, hlen), false
+	}
 	if done, keep := proc.applyReqRules(fe, fe.reqRules, view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
-	be := fe.defBE
-	for _, r := range fe.useBE {
-		if r.cond.Eval(view) {
-			be = r.be
-			break
-		}
+	if done, keep := proc.applyReqRules(fe, fe.redirRules, view, hc, c, cbuf, hlen, si); done {
+		return keep, false
 	}
+	be := proc.switchBackend(fe, hc)
 	if be == nil {
 		si.status, si.term = 503, [2]byte{'S', 'C'}
 		return proc.errorReply(fe, c, cbuf, hc, si, 503, hlen, req.Body == http1.BodyNone), false
@@ -355,12 +355,18 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		if done, keep := proc.applyReqRules(be, be.reqRules, view, hc, c, cbuf, hlen, si); done {
 			return keep, false
 		}
+		if done, keep := proc.applyReqRules(be, be.redirRules, view, hc, c, cbuf, hlen, si); done {
+			return keep, false
+		}
 	}
 
 	// The persistence cookie, after the backend's rules, as HAProxy.
 	var direct *server
 	if be.CookiePersist != nil && be.Mode == core.ModeHTTP {
 		direct = hc.clientCookies(be, req, now)
+	}
+	if direct == nil && len(be.useSrv) > 0 {
+		direct = hc.useServer(be)
 	}
 
 	// Outgoing request head.
@@ -1098,10 +1104,6 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 				}
 			}
 			si.status = r.status
-			reply := r.reply
-			if er := px.errReply[r.status]; er != nil && r.act != actReturn {
-				reply = er
-			}
 			// The request body, if any, is not read: close after replying.
 			// Without one the connection goes on, after a deny too
 			// (HAProxy 2.6 keeps it).
@@ -1110,20 +1112,15 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			if keep {
 				cbuf.Discard(hlen)
 			}
-			var b []byte
-			if reply != nil {
-				b = reply.Bytes(mode)
-				si.bytesOut = int64(reply.LogSize)
-			} else {
-				b, si.bytesOut = hc.dynamicReturn(r, view, mode)
-			}
+			b, n, force := proc.ruleReply(px, hc, r, mode)
+			si.bytesOut = n
 			b = hc.afterLocal(si.fe, px, b, si)
 			c.Write(b)
 			si.tt = time.Since(si.accept)
 			si.ta = si.tt
 			si.countLocalReply(r.status)
 			proc.logHTTP(si)
-			return true, keep && (reply == nil || !reply.ForceClose)
+			return true, keep && !force
 		default:
 			hc.applyReqAction(r, view)
 		}
@@ -1135,13 +1132,13 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 // Connection header that mode says (see replyConn), and logs.
 func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.ConnValue, si *streamInfo) {
 	var b []byte
-	r := px.errReply[status]
 	switch {
-	case si.headless && r == nil:
+	case si.headless && px.errReply[status] == nil:
 		// HAProxy's H1 layer answers these itself, with its built-in
 		// message as written, outside any stream: the log counts 0.
 		b = http1.RawError(status)
-	default:
+	case si.headless || si.hc == nil:
+		r := px.errReply[status]
 		if r == nil {
 			r = http1.ErrorReply(status)
 		}
@@ -1151,6 +1148,10 @@ func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.Co
 				si.bytesOut = int64(r.LogSize)
 			}
 		}
+	default:
+		var n int64
+		b, n, _ = proc.errorReplyBytes(px, si.hc, status, mode)
+		si.bytesOut = n
 	}
 	if b != nil && si.hc != nil {
 		b = si.hc.afterLocal(si.fe, si.be, b, si)

@@ -37,6 +37,8 @@ type Process struct {
 	// of scope proc.
 	env      *sample.Env
 	procVars *sample.ProcVars
+	// httpErrs are the http-errors sections' pages, read by Prepare.
+	httpErrs map[string]map[int]*http1.Reply
 	logMu    sync.Mutex // serialises writes to LogOut
 	// LogSink, when set, receives every access log message (without a
 	// trailing newline) with its frontend; the logging layer formats and
@@ -188,13 +190,17 @@ type proxy struct {
 
 	// Frontend side, compiled by Prepare.
 	useBE      []useBackendRule
+	useSrv     []useServerRule // use-server, backend side
+	redirRules []*httpRule     // redirect lines, after the http-request rules
+	monFail    []*sample.Cond  // monitor fail
 	defBE      *proxy
 	reqRules   []*httpRule
 	respRules  []*httpRule
 	afterRules []*httpRule // http-after-response
 	tcp        tcpRules    // tcp-request rules
 	errReply   map[int]*http1.Reply
-	logFmt     *logFormat // nil: the httplog or tcplog fast paths
+	errDyn     map[int]*httpRule // http-error pages built per request
+	logFmt     *logFormat        // nil: the httplog or tcplog fast paths
 
 	errs [2]*ErrorCapture // last request and response errors; Process.capMu guards them
 

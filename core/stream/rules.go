@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"goha/core"
 	"goha/core/sample"
-	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +18,7 @@ import (
 type useBackendRule struct {
 	cond *sample.Cond
 	be   *proxy
+	name *sample.Expr // a dynamic rule's backend name
 }
 
 type ruleAction int
@@ -66,6 +67,11 @@ type httpRule struct {
 	body  *sample.Expr
 	warn  string // what compiling dropped, for the configuration's warnings
 
+	// deny and return: the proxy's error page (default-errorfiles, a
+	// deny without reply words), or an http-errors section's.
+	errMsg  bool
+	errSect string
+
 	v      *varAction         // set-var, set-var-fmt, unset-var
 	reason string             // set-status
 	redir  *redirectRule      // redirect
@@ -96,7 +102,11 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 				d.Alertf(ub.Pos, "error detected while parsing switching rule : %v.", err)
 				continue
 			}
-			if ub.Target != nil {
+			if ub.Dynamic {
+				if e := proc.compileDynamicBackend(ub, d); e != nil {
+					p.useBE = append(p.useBE, useBackendRule{cond: c, name: e})
+				}
+			} else if ub.Target != nil {
 				p.useBE = append(p.useBE, useBackendRule{cond: c, be: proc.proxyOf(ub.Target)})
 			}
 		}
@@ -130,22 +140,8 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			}
 		}
 		proc.compileTCPRules(p, named, d)
-		for code, path := range p.ErrorFiles {
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				d.Add(diag.Diag{Sev: diag.Alert, Pos: p.Pos, Msg: fmt.Sprintf("error opening file '%s'.", path)})
-				continue
-			}
-			r, err := http1.NewReply(raw)
-			if err != nil {
-				d.Add(diag.Diag{Sev: diag.Alert, Pos: p.Pos, Msg: fmt.Sprintf("'%s': %v", path, err)})
-				continue
-			}
-			if p.errReply == nil {
-				p.errReply = map[int]*http1.Reply{}
-			}
-			p.errReply[code] = r
-		}
+		proc.compileRouting(p, named, d)
+		proc.compileErrors(p, named, d)
 	}
 }
 
@@ -198,110 +194,19 @@ func compileRule(env *sample.Env, words []string, named map[string][]*sample.Ter
 		}
 	case "allow":
 		r.act = actAllow
-	case "deny", "tarpit":
-		r.act, r.status = actDeny, 403
-		if resp {
-			r.status = 502
+	case "deny", "return", "tarpit":
+		if args[0] == "tarpit" && resp {
+			return nil, core.UnknownAction(args[0])
+		}
+		if err := compileReply(env, r, args, resp); err != nil {
+			return nil, err
 		}
 		if args[0] == "tarpit" {
-			if resp {
-				return nil, core.UnknownAction(args[0])
+			// A tarpit is a deny after a wait, with a 500 by default.
+			r.act = actTarpit
+			if !slices.Contains(args, "deny_status") && !slices.Contains(args, "status") {
+				r.status = 500
 			}
-			r.act, r.status = actTarpit, 500
-		}
-		for i := 1; i < len(args); i += 2 {
-			switch args[i] {
-			case "deny_status", "status":
-				if i+1 >= len(args) {
-					return nil, fmt.Errorf("'status' expects <status_code> as argument.")
-				}
-				n, _ := strconv.Atoi(args[i+1])
-				r.status = n
-			default:
-				return nil, fmt.Errorf("'%s' is not supported by goha in a 'deny' rule; only 'status' and 'deny_status' are.", args[i])
-			}
-		}
-		r.reply = http1.ErrorReply(r.status)
-		if r.reply == nil {
-			return nil, fmt.Errorf("Unexpected status code '%d'", r.status)
-		}
-	case "return":
-		r.act, r.status = actReturn, 200
-		body := ""
-		lf, payload := false, false
-		for i := 1; i < len(args); i++ {
-			if i+1 >= len(args) {
-				return nil, fmt.Errorf("'%s' expects an argument.", args[i])
-			}
-			switch args[i] {
-			case "status":
-				n, _ := strconv.Atoi(args[i+1])
-				if n < 200 || n > 599 {
-					return nil, fmt.Errorf("Unexpected status code '%d'", n)
-				}
-				r.status = n
-			case "content-type":
-				r.ctype = args[i+1]
-			case "string":
-				body, lf, payload = args[i+1], false, true
-			case "lf-string":
-				body, lf, payload = args[i+1], true, true
-			case "file", "lf-file":
-				raw, err := os.ReadFile(args[i+1])
-				if err != nil {
-					return nil, fmt.Errorf("error opening file '%s'.", args[i+1])
-				}
-				body, lf, payload = string(raw), args[i] == "lf-file", true
-			case "hdr":
-				if i+2 >= len(args) {
-					return nil, fmt.Errorf("'hdr' expects <name> and <fmt> as arguments.")
-				}
-				v, err := sample.CompileLF(env, args[i+2])
-				if err != nil {
-					return nil, err
-				}
-				r.hdrs = append(r.hdrs, retHeader{name: args[i+1], value: v})
-				i++
-			default:
-				return nil, fmt.Errorf("unknown argument '%s'.", args[i])
-			}
-			i++
-		}
-		if body != "" && r.ctype == "" {
-			return nil, fmt.Errorf("a content type must be defined when non-empty payload is configured.")
-		}
-		// A reply without a body has no content type: HAProxy drops it,
-		// with a warning.
-		switch {
-		case r.ctype != "" && !payload:
-			r.warn = fmt.Sprintf("content-type '%s' ignored by the http reply because neither errorfile nor payload defined.", r.ctype)
-			r.ctype = ""
-		case r.ctype != "" && body == "":
-			r.warn = fmt.Sprintf("content-type '%s' ignored by the http reply when used with an empty payload.", r.ctype)
-			r.ctype = ""
-		}
-		if lf {
-			v, err := sample.CompileLF(env, body)
-			if err != nil {
-				return nil, err
-			}
-			r.body = v
-		} else {
-			r.body = sample.Literal(body)
-		}
-		static := r.body.Static()
-		for _, h := range r.hdrs {
-			static = static && h.value.Static()
-		}
-		if static {
-			body := r.body.AppendTo(nil, nil)
-			head, _ := r.appendReturnHead(nil, len(body), nil, false)
-			raw := string(head) + "\r\n" + string(body)
-			rep, err := http1.NewReply([]byte(raw))
-			if err != nil {
-				return nil, err
-			}
-			r.reply = rep
 		}
 	default:
 		ok, err := compileMore(env, r, args, resp)

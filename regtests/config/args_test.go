@@ -117,7 +117,7 @@ var refused = []argCase{
 	{name: "expr-unknown-fetch", cfg: inFrontend("!http-request set-header x %[nosuchfetch]"), word: "nosuchfetch"},
 	{name: "expr-conv-arg", cfg: inFrontend("!http-request set-header x %[str(a),lower(1)]"), word: "lower"},
 	{name: "set-var-bad-name", cfg: inFrontend("!http-request set-var(foo) str(a)"), word: "foo"},
-	{name: "unimplemented-keyword", cfg: inFrontend("!monitor-uri /m x"), word: "x"},
+	{name: "monitor-uri", cfg: inFrontend("!monitor-uri /m x"), word: "x"},
 	{name: "unimplemented-global", cfg: inGlobal("!h1-case-adjust a b c"), word: "c"},
 	{name: "frontend-name", cfg: strings.Replace(argsCfg("", "", ""), "frontend fe", "!frontend f~e", 1), word: "f~e"},
 	{name: "backend-name", cfg: "frontend fe\n    bind 127.0.0.1:@PORT@\n    default_backend be\n    timeout client 1s\n!backend \"b e\"\n    server s1 127.0.0.1:1\n", word: "b e"},
