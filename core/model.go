@@ -401,6 +401,8 @@ type Config struct {
 	logging  *logState
 	// Peers are the peers sections kept (those with a local peer).
 	Peers []*PeersSection
+	// Userlists are the userlist sections, in declaration order.
+	Userlists []*Userlist
 
 	// ParseAlerts counts the alerts raised while reading sections, before
 	// validation (HAProxy then says "Error(s) found in configuration file").
