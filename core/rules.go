@@ -34,6 +34,15 @@ var ruleActions = map[string]func(args []string) int{
 	"replace-value":  fixedArgs(3),
 	"set-status":     setStatusArgs,
 	"redirect":       redirectArgs,
+	"auth":           authArgs,
+}
+
+// authArgs reads [realm <realm>].
+func authArgs(args []string) int {
+	if len(args) > 0 && args[0] == "realm" {
+		return 2
+	}
+	return 0
 }
 
 // actionKey is the table's key for an action word: "set-var(txn.x)" is
@@ -121,7 +130,7 @@ func checkRuleCond(kw string, words []string) error {
 // whatever the request: a final action without a condition.
 func finalRule(words []string) bool {
 	switch words[0] {
-	case "allow", "deny", "return", "redirect":
+	case "allow", "deny", "return", "redirect", "auth":
 		n, ok := RuleArity(words)
 		return ok && n == len(words)
 	}

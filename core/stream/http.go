@@ -1053,13 +1053,19 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			si.countLocalReply(si.status)
 			proc.logHTTP(si)
 			return true, keep
-		case actDeny, actReturn:
+		case actDeny, actReturn, actAuth:
 			if r.act == actDeny {
 				si.fe.FE.Dreq.Add(1)
 				if px != si.fe {
 					px.BE.Dreq.Add(1)
 				}
 				si.term = [2]byte{'P', 'R'}
+			} else if r.act == actAuth {
+				si.term = [2]byte{'L', 'R'}
+				// HAProxy counts the challenges of the frontend's rules.
+				if px == si.fe {
+					px.FE.Intercepted.Add(1)
+				}
 			} else {
 				si.term = [2]byte{'L', 'R'}
 				// Counted where the rule is, as in HAProxy.
