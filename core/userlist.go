@@ -22,6 +22,13 @@ import (
 
 func init() { registerSection("userlist", parseUserlistSection) }
 
+// userlistKeywords are the section's keywords and their options, which
+// docs/configuration.md lists (core/docs_test.go keeps them in step).
+var userlistKeywords = map[string][]string{
+	"group": {"users"},
+	"user":  {"password", "insecure-password", "groups"},
+}
+
 // Userlist is one userlist section.
 type Userlist struct {
 	Name string
