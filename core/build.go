@@ -95,6 +95,10 @@ func BuildWith(sections []config.Section, d *diag.Collector, o BuildOptions) *Co
 		// checks that need a complete configuration.
 		return b.cfg
 	}
+	if !b.resolveUserlists() {
+		// As HAProxy: nothing else is checked after an unresolved name.
+		return b.cfg
+	}
 	b.checkDefaultsTables()
 	b.validate()
 	for _, fn := range postChecks {

@@ -150,3 +150,31 @@ func TestKeywordGapsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestUserlistKeywordsDocumented: each userlist keyword has a row in
+// docs/configuration.md's userlist table naming each of its options.
+func TestUserlistKeywordsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, _ := strings.Cut(string(doc), "\n## userlist\n")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	for kw, opts := range userlistKeywords {
+		row := ""
+		for _, l := range strings.Split(sec, "\n") {
+			if strings.HasPrefix(l, "| `"+kw+"` |") {
+				row = l
+			}
+		}
+		if row == "" {
+			t.Errorf("userlist keyword '%s' has no row in docs/configuration.md", kw)
+			continue
+		}
+		for _, o := range opts {
+			if !strings.Contains(row, o+" <") {
+				t.Errorf("docs/configuration.md's row for '%s' does not name '%s'", kw, o)
+			}
+		}
+	}
+}

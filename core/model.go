@@ -408,6 +408,8 @@ type Config struct {
 	Peers []*PeersSection
 	// HTTPErrors are the http-errors sections, by name.
 	HTTPErrors map[string]*HTTPErrorsSection
+	// Userlists are the userlist sections, in declaration order.
+	Userlists []*Userlist
 
 	// ParseAlerts counts the alerts raised while reading sections, before
 	// validation (HAProxy then says "Error(s) found in configuration file").

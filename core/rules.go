@@ -40,6 +40,15 @@ var ruleActions = map[string]func(args []string) int{
 	"set-dst-port":   fixedArgs(1),
 	"set-timeout":    fixedArgs(2),
 	"tarpit":         replyArgs(true),
+	"auth":           authArgs,
+}
+
+// authArgs reads [realm <realm>].
+func authArgs(args []string) int {
+	if len(args) > 0 && args[0] == "realm" {
+		return 2
+	}
+	return 0
 }
 
 // actionKey is the table's key for an action word: "set-var(txn.x)" is
@@ -129,7 +138,7 @@ func checkRuleCond(kw string, words []string) error {
 // whatever the request: a final action without a condition.
 func finalRule(words []string) bool {
 	switch words[0] {
-	case "allow", "deny", "return", "redirect", "tarpit":
+	case "allow", "deny", "return", "redirect", "tarpit", "auth":
 		n, ok := RuleArity(words)
 		return ok && n == len(words)
 	}

@@ -50,6 +50,7 @@ type Term struct {
 	match  matchKind
 	nocase bool
 	refs   []*matcher
+	auth   Userlist // http_auth_group: patterns are groups of this list
 }
 
 // condTerm is a possibly negated reference to a named ACL (terms ORed
@@ -100,6 +101,10 @@ func CompileACL(env *Env, words []string) (*Term, error) {
 	crit := words[0]
 	explicit := false
 	e, n, err := ParseExpr(env, crit)
+	if re, ok := asRef(err); ok {
+		re.ACL = true
+		return nil, re
+	}
 	if err != nil || n < len(crit) {
 		// A derived keyword: the fetch's name with a method's suffix.
 		name, rest, _ := strings.Cut(crit, "(")
@@ -157,7 +162,7 @@ func CompileACL(env *Env, words []string) (*Term, error) {
 			if !ok {
 				return nil, fmt.Errorf("unknown matching method '%s' for ACL keyword '%s'", vals[1], crit)
 			}
-			t.match = m
+			t.match, explicit = m, true
 			vals = vals[1:]
 		case "-M":
 			mapFile = true
@@ -242,6 +247,9 @@ values:
 			return nil, err
 		}
 	}
+	if err := t.authTerm(explicit, vals); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -312,6 +320,9 @@ func (t *Term) matches(r *Request, s *Sample) bool {
 		return true
 	case matchBool:
 		return s.I != 0
+	}
+	if t.auth != nil {
+		return t.matchGroups(s)
 	}
 	for _, x := range t.refs {
 		x.m.mu.RLock()

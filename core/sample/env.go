@@ -8,6 +8,10 @@ import "goha/core/diag"
 // set (configuration checks, tests).
 type Env struct {
 	Maps *MapSet
+	// Userlists are the configuration's userlist sections, by name, for
+	// http_auth and http_auth_group. Nil leaves the names unresolved
+	// (a configuration still being read); the process always sets it.
+	Userlists map[string]Userlist
 	// Pos is where the expression being compiled is written: HAProxy
 	// names the map and pattern references it creates after it.
 	Pos diag.Pos

@@ -63,6 +63,9 @@ func ParseExpr(env *Env, s string) (*SampleExpr, int, error) {
 	}
 	i += n
 	if args, err = checkArgs(env, args, f.Min, f.Max, f.Check, s[i-n:], n > 0); err != nil {
+		if _, ok := asRef(err); ok {
+			return nil, 0, err
+		}
 		return nil, 0, fmt.Errorf("fetch method '%s' : %v", name, err)
 	}
 	e.args = args

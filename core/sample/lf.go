@@ -38,6 +38,9 @@ func CompileLF(env *Env, s string) (*Expr, error) {
 			return nil, fmt.Errorf("unsupported log-format variable at position %d in '%s': goha evaluates %%[sample] expressions only", i, s)
 		}
 		x, n, err := ParseExpr(env, s[i+2:])
+		if _, ok := asRef(err); ok {
+			return nil, err
+		}
 		if err != nil {
 			return nil, &ExprError{fmt.Sprintf("failed to parse sample expression <%s> : %v", s[i+2:], err)}
 		}

@@ -87,6 +87,11 @@ func compileMore(env *sample.Env, r *httpRule, args []string, resp bool) (bool, 
 		if len(args) > 3 {
 			r.reason = args[3]
 		}
+	case "auth":
+		if resp {
+			return false, nil
+		}
+		err = compileAuth(r, args)
 	case "redirect":
 		r.act = actRedirect
 		r.redir, err = compileRedirect(env, args)

@@ -1072,7 +1072,7 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			si.countLocalReply(si.status)
 			proc.logHTTP(si)
 			return true, keep
-		case actDeny, actReturn, actTarpit:
+		case actDeny, actReturn, actTarpit, actAuth:
 			if r.act == actTarpit {
 				// The client waits timeout tarpit (timeout connect when
 				// unset) for its error, as in HAProxy.
@@ -1093,6 +1093,12 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 				si.term = [2]byte{'P', 'R'}
 				if r.act == actTarpit {
 					si.term = [2]byte{'P', 'T'}
+				}
+			} else if r.act == actAuth {
+				si.term = [2]byte{'L', 'R'}
+				// HAProxy counts the challenges of the frontend's rules.
+				if px == si.fe {
+					px.FE.Intercepted.Add(1)
 				}
 			} else {
 				si.term = [2]byte{'L', 'R'}

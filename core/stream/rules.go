@@ -49,6 +49,7 @@ const (
 	actSetDstPort
 	actSetTimeout
 	actTarpit
+	actAuth
 )
 
 // httpRule is a compiled http-request or http-response rule.
@@ -90,6 +91,14 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 		named := map[string][]*sample.Term{}
 		for _, a := range p.ACLs {
 			t, err := sample.CompileACL(proc.envAt(a.Pos), a.Words)
+			if authError(d, p, a.Pos, a.Name, "", err) {
+				// The name stays known, matching nothing: rules using it
+				// are not errors of their own.
+				if _, ok := named[a.Name]; !ok {
+					named[a.Name] = nil
+				}
+				continue
+			}
 			if err != nil {
 				d.Alertf(a.Pos, "error detected while parsing ACL '%s' : %v", a.Name, err)
 				continue
@@ -111,7 +120,8 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			}
 		}
 		for _, r := range p.HTTPReqRules {
-			if rule, err := compileRule(proc.envAt(r.Pos), r.Words, named, false); err != nil {
+			if rule, err := compileRule(proc.envAt(r.Pos), r.Words, named, false); authError(d, p, r.Pos, "", "http-request", err) {
+			} else if err != nil {
 				d.Alertf(r.Pos, "%s", ruleError(p, "http-request", r.Words, err))
 			} else {
 				if rule.warn != "" {
@@ -121,7 +131,8 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 			}
 		}
 		for _, r := range p.HTTPRespRules {
-			if rule, err := compileRule(proc.envAt(r.Pos), r.Words, named, true); err != nil {
+			if rule, err := compileRule(proc.envAt(r.Pos), r.Words, named, true); authError(d, p, r.Pos, "", "http-response", err) {
+			} else if err != nil {
 				d.Alertf(r.Pos, "%s", ruleError(p, "http-response", r.Words, err))
 			} else {
 				if rule.warn != "" {
@@ -142,6 +153,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 		proc.compileTCPRules(p, named, d)
 		proc.compileRouting(p, named, d)
 		proc.compileErrors(p, named, d)
+		proc.finishAuth(p, d)
 	}
 }
 
