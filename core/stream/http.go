@@ -290,6 +290,15 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	hc.killed.Store(false)
 	hc.abort.Store(abortIdle)
 	si := &hc.si
+	// The stream's expressions, its log line's included, read view from
+	// the start: a request refused before its head was parsed is logged
+	// too.
+	view := &hc.view
+	view.Clear()
+	view.Client, view.Local, view.Vars = si.client, c.LocalAddr(), hc.vars
+	hc.ss = newSampleStream(proc, si, hc.ent, hc.raw.Conn, first, shard)
+	view.Stream = &hc.ss
+	si.view = view
 	hlen, ok, park := proc.readRequest(fe, c, cbuf, hc, first, si)
 	if !ok {
 		return false, park
@@ -306,11 +315,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	hc.reqLine = appendReqLine(hc.reqLine[:0], req)
 	si.reqLine = hc.reqLine
 	fe.FE.Request(now)
-	view := &hc.view
-	view.Clear()
-	view.Head, view.Client, view.Local, view.Vars = req, si.client, c.LocalAddr(), hc.vars
-	hc.ss = newSampleStream(proc, si, hc.ent, hc.raw.Conn, first, shard)
-	view.Stream = &hc.ss
+	view.Head = req
 	si.host = req.Host()
 	si.hc = hc
 	// The transaction's variables end with it.
