@@ -71,6 +71,7 @@ type hconn struct {
 	view sample.Request
 	rs   ruleScratch
 	ss   sampleStream // what sample fetches learn of the exchange
+	caps captures     // the exchange's capture slots
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -316,6 +317,12 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	si.reqLine = hc.reqLine
 	fe.FE.Request(now)
 	view.Head = req
+	// The frontend's header captures, before any rule changes the head.
+	hc.caps.reset(fe)
+	si.caps = &hc.caps
+	if len(fe.ReqCaps) > 0 {
+		hc.caps.headers(fe.ReqCaps, req, false)
+	}
 	si.host = req.Host()
 	si.hc = hc
 	// The transaction's variables end with it.
@@ -925,6 +932,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	}
 	view := &hc.view
 	view.Head, view.Req, view.Status = resp, req, resp.Status
+	if len(fe.RspCaps) > 0 {
+		hc.caps.headers(fe.RspCaps, resp, true)
+	}
 	hc.rwResp.Reset()
 	for _, px := range []*proxy{be, fe} {
 		denied, st := hc.runRespRules(px.respRules, view, resp)

@@ -165,6 +165,10 @@ type logFormat struct {
 	// formats that print it (%lc).
 	needsLogCount bool
 	hasExpr       bool // some node is a %[...] expression
+	// dynSeps: the format prints captures, which may print nothing (a
+	// request refused before its head): its separators are decided as
+	// the line is built.
+	dynSeps bool
 
 	logCount atomic.Uint64                  // %lc: lines built so far
 	frontIP  atomic.Pointer[netip.AddrPort] // %fi/%fp, found once the listeners exist
@@ -180,6 +184,13 @@ var logHostname = func() string {
 // mode. The error is HAProxy's message, without its "failed to parse
 // log-format" prefix.
 func compileLogFormat(env *sample.Env, s string, http bool) (*logFormat, error) {
+	return compileLogFormatCaps(env, s, http, false)
+}
+
+// compileLogFormatCaps compiles s for a frontend that has capture slots
+// (caps) or not: %hr, %hs, %hrl and %hsl print only with slots, and then
+// the separators around them are decided as the line is built.
+func compileLogFormatCaps(env *sample.Env, s string, http, caps bool) (*logFormat, error) {
 	f := &logFormat{src: s}
 	opts := lfMandatory
 	var text []byte
@@ -274,16 +285,20 @@ func compileLogFormat(env *sample.Env, s string, http bool) (*logFormat, error) 
 		f.nodes = append(f.nodes, lfNode{kind: v.kind, opts: nodeOpts})
 	}
 	flush()
+	if caps && hasCaptureNodes(f.nodes) {
+		f.dynSeps = true
+		return f, nil
+	}
 	f.nodes = resolveSeparators(f.nodes)
 	return f, nil
 }
 
 // resolveSeparators turns the separators into text once and for all. A
 // separator prints a space only after something that was not a space; every
-// node but the header captures counts as printed, even when it is empty, and
-// goha has no captures, so %hr, %hs, %hrl and %hsl print nothing and are
-// dropped: what a separator prints is then known at compile time. Adjacent
-// texts are merged.
+// node but the header captures counts as printed, even when it is empty; in
+// a frontend without capture slots %hr, %hs, %hrl and %hsl print nothing and
+// are dropped: what a separator prints is then known at compile time.
+// Adjacent texts are merged.
 func resolveSeparators(in []lfNode) []lfNode {
 	out := in[:0:0]
 	lastSpace := true
@@ -307,6 +322,19 @@ func resolveSeparators(in []lfNode) []lfNode {
 		out = append(out, n)
 	}
 	return out
+}
+
+func isCaptureNode(k lfKind) bool {
+	return k == lfHdrReq || k == lfHdrReqList || k == lfHdrRsp || k == lfHdrRspList
+}
+
+func hasCaptureNodes(nodes []lfNode) bool {
+	for _, n := range nodes {
+		if isCaptureNode(n.kind) {
+			return true
+		}
+	}
+	return false
 }
 
 // applyLFFlags applies a %{...} modifier list: comma-separated +X or -X
@@ -687,10 +715,35 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 		r.Head, r.Req, r.Status = nil, nil, 0
 		defer func() { r.Head, r.Req, r.Status = head, req, status }()
 	}
+	lastSpace := true // dynamic separators: the last thing printed was one
 	for i := range f.nodes {
 		n := &f.nodes[i]
 		o := n.opts
+		if f.dynSeps {
+			switch {
+			case n.kind == lfSep:
+				if !lastSpace {
+					b = append(b, ' ')
+					lastSpace = true
+				}
+				continue
+			case isCaptureNode(n.kind):
+				if si.caps == nil || len(si.caps.req) == 0 && (n.kind == lfHdrReq || n.kind == lfHdrReqList) ||
+					len(si.caps.rsp) == 0 && (n.kind == lfHdrRsp || n.kind == lfHdrRspList) {
+					continue
+				}
+			}
+			lastSpace = false
+		}
 		switch n.kind {
+		case lfHdrReq:
+			b = appendCapBlock(b, si.caps.req, o)
+		case lfHdrRsp:
+			b = appendCapBlock(b, si.caps.rsp, o)
+		case lfHdrReqList:
+			b = appendCapList(b, si.caps.req, o)
+		case lfHdrRspList:
+			b = appendCapList(b, si.caps.rsp, o)
 		case lfText:
 			b = append(b, n.text...)
 		case lfExprNode:
@@ -933,11 +986,14 @@ func (proc *Process) compileLogFormats(dc *diag.Collector) {
 			src, pos = p.LogFormat, d.Pos
 		case d != nil && d.Kind == "option httplog clf" && p.Mode == core.ModeHTTP:
 			src = clfLogFormat
+		case d != nil && d.Kind == "option httplog" && p.Mode == core.ModeHTTP && len(p.ReqCaps)+len(p.RspCaps) > 0:
+			// The fast path has no captures.
+			src = httpLogFormat
 		case d == nil && p.LogFormat != "":
 			src = p.LogFormat
 		}
 		if src != "" {
-			f, err := compileLogFormat(proc.env, src, p.Mode == core.ModeHTTP)
+			f, err := compileLogFormatCaps(proc.env, src, p.Mode == core.ModeHTTP, len(p.ReqCaps)+len(p.RspCaps) > 0)
 			if err != nil {
 				dc.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Parsing [%s:%d]: failed to parse log-format : %s.", pos.File, pos.Line, err)})
 				continue

@@ -37,6 +37,9 @@ type streamInfo struct {
 	// allocated. nil view: none (tests).
 	view   *sample.Request
 	logSmp sample.Sample
+	// caps are the stream's capture slots; nil before a request head was
+	// parsed (HAProxy then logs from the connection, without them).
+	caps *captures
 }
 
 // beConns is %bc: the backend's streams other than this one, as HAProxy

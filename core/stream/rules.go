@@ -42,6 +42,7 @@ const (
 	actReplaceValue
 	actSetStatus
 	actRedirect
+	actCapture
 )
 
 // httpRule is a compiled http-request or http-response rule.
@@ -60,9 +61,11 @@ type httpRule struct {
 	body  *sample.Expr
 	warn  string // what compiling dropped, for the configuration's warnings
 
-	v      *varAction    // set-var, set-var-fmt, unset-var
-	reason string        // set-status
-	redir  *redirectRule // redirect
+	v      *varAction         // set-var, set-var-fmt, unset-var
+	reason string             // set-status
+	redir  *redirectRule      // redirect
+	capX   *sample.SampleExpr // capture: the value
+	capID  int                // capture: the slot
 }
 
 type retHeader struct {

@@ -32,12 +32,13 @@ func newSampleStream(proc *Process, si *streamInfo, ent *streamEntry, conn net.C
 }
 
 var (
-	_ sample.Stream     = (*sampleStream)(nil)
-	_ sample.ProxyInfo  = (*sampleStream)(nil)
-	_ sample.TxnInfo    = (*sampleStream)(nil)
-	_ sample.ConnInfo   = (*sampleStream)(nil)
-	_ sample.TLSInfo    = (*sampleStream)(nil)
-	_ sample.Streamless = (*sampleStream)(nil)
+	_ sample.Stream      = (*sampleStream)(nil)
+	_ sample.ProxyInfo   = (*sampleStream)(nil)
+	_ sample.TxnInfo     = (*sampleStream)(nil)
+	_ sample.ConnInfo    = (*sampleStream)(nil)
+	_ sample.TLSInfo     = (*sampleStream)(nil)
+	_ sample.Streamless  = (*sampleStream)(nil)
+	_ sample.CaptureInfo = (*sampleStream)(nil)
 )
 
 func (ss *sampleStream) Frontend() (string, int) {
@@ -52,6 +53,11 @@ func (ss *sampleStream) Backend() (string, int, bool) {
 		return "", 0, false
 	}
 	return ss.si.be.Name, ss.si.be.ID, true
+}
+
+// Captured reads the stream's capture slots.
+func (ss *sampleStream) Captured(res bool, id int) ([]byte, bool) {
+	return ss.si.caps.get(res, id)
 }
 
 // Streamless: an HTTP request that ended before its head was parsed is

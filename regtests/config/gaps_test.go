@@ -22,7 +22,7 @@ var gapCases = []struct {
 	{"redirect", inFrontend("!redirect prefix http://example.com"), "redirect", true},
 	{"compression", inBackend("!compression algo gzip"), "compression", true},
 	{"stick-table", inBackend("!stick-table type ip size 1k"), "stick-table", true},
-	{"capture", inFrontend("!capture request header Host len 10"), "capture", true},
+	{"capture-cookie", inFrontend("!capture cookie SRV len 10"), "capture cookie", true},
 	{"tcp-request-expect-proxy", inFrontend("!tcp-request connection expect-proxy layer4"), "tcp-request connection expect-proxy", true},
 	{"errorloc", inFrontend("!errorloc 503 http://example.com/"), "errorloc", true},
 	{"monitor-uri", inFrontend("!monitor-uri /up"), "monitor-uri", true},
