@@ -302,6 +302,7 @@ func (b *builder) validate() {
 		b.numberServers(p)
 		b.checkTimeouts(p)
 		b.checkDirect(p)
+		b.checkCaptureIDs(p)
 		if p.Mode != ModeHTTP {
 			// A tcp-mode stream never parses HTTP: its rules cannot run.
 			for _, r := range []struct {

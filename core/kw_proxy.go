@@ -309,7 +309,7 @@ var proxyKeywords = []Keyword{
 	{Name: "stats realm", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "stats show-legends", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "stats hide-version", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "capture", Scope: scopeFE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "capture", Scope: scopeDefaults | scopeFE, Args: ArgsAny, Parse: parseCapture},
 	{Name: "compression", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseFilter, Unimplemented: Refused},
 	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
@@ -329,7 +329,7 @@ var proxyKeywords = []Keyword{
 	{Name: "http-after-response", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		return addRule(c, &c.p.HTTPAfterRules, args)
 	}},
-	{Name: "declare", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "declare", Scope: scopeProxy, Args: ArgsAny, Parse: parseDeclare},
 }
 
 func withArgs(k Keyword, n int) Keyword {

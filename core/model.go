@@ -146,6 +146,9 @@ type Proxy struct {
 	HTTPReqRules   []LineDef
 	HTTPRespRules  []LineDef
 	HTTPAfterRules []LineDef // http-after-response
+	// ReqCaps and RspCaps are a frontend's capture slots, in the order
+	// they were declared (their ids).
+	ReqCaps, RspCaps []CaptureSlot
 	// TCPReqRules are the tcp-request connection, session and content
 	// rules, in order.
 	TCPReqRules []TCPRuleDef

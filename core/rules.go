@@ -14,6 +14,7 @@ import (
 // error rather than a rule that applies to every request.
 var ruleActions = map[string]func(args []string) int{
 	"allow":          fixedArgs(0),
+	"capture":        fixedArgs(3),
 	"set-header":     fixedArgs(2),
 	"add-header":     fixedArgs(2),
 	"del-header":     delHeaderArgs,
@@ -172,6 +173,10 @@ func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
 		if _, err := sample.CompileCond(nil, args[n:], c.p.aclsSoFar); err != nil {
 			return errf("error detected while parsing an '%s %s' condition : %v.", c.kw, args[0], err)
 		}
+	}
+	args, err := captureRule(c, args)
+	if err != nil {
+		return err
 	}
 	*rules = append(*rules, LineDef{c.pos, args})
 	if n := len(*rules); n > 1 && finalRule((*rules)[n-2].Words) {

@@ -71,14 +71,17 @@ func ParseExpr(env *Env, s string) (*SampleExpr, int, error) {
 	e.args = args
 	out := f.Out
 	for i < len(s) && s[i] == ',' {
-		i++
+		// HAProxy skips repeated commas.
+		for i < len(s) && s[i] == ',' {
+			i++
+		}
 		j := i
 		for j < len(s) && isIDChar(s[j]) {
 			j++
 		}
 		cname := s[i:j]
 		if cname == "" {
-			return nil, 0, fmt.Errorf("missing converter name after ','")
+			return nil, 0, fmt.Errorf("unknown converter ''")
 		}
 		c := convs[cname]
 		if c == nil {
@@ -197,7 +200,7 @@ func parseArgs(s string) ([]Arg, int, error) {
 			started = true
 		}
 	}
-	return nil, 0, fmt.Errorf("missing closing ')' after arguments")
+	return nil, 0, fmt.Errorf("expected ')'")
 }
 
 // ArgError is an argument that does not parse as its type: HAProxy names

@@ -17,7 +17,11 @@ func init() {
 	RegisterFetches(
 		Fetch{Name: "always_true", Out: TBool, Fn: func(r *Request, a []Arg, s *Sample) bool { s.setBool(true); return true }},
 		Fetch{Name: "always_false", Out: TBool, Fn: func(r *Request, a []Arg, s *Sample) bool { s.setBool(false); return true }},
-		Fetch{Name: "str", Min: 1, Max: 1, Out: TStr, Fn: func(r *Request, a []Arg, s *Sample) bool { s.setStr([]byte(a[0].S)); return true }},
+		Fetch{Name: "str", Min: 1, Max: 1, Out: TStr, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			// Copied into the scratch space: a conversion would allocate.
+			s.setStr(append(r.alloc(len(a[0].S)), a[0].S...))
+			return true
+		}},
 		Fetch{Name: "int", Min: 1, Max: 1, Out: TSint, Check: argInt, Fn: func(r *Request, a []Arg, s *Sample) bool { s.setInt(a[0].I); return true }},
 		Fetch{Name: "bool", Min: 1, Max: 1, Out: TBool, Check: argBool, Fn: func(r *Request, a []Arg, s *Sample) bool { s.setBool(a[0].I != 0); return true }},
 		Fetch{Name: "ipv4", Min: 1, Max: 1, Out: TIPv4, Check: argAddr(true), Fn: fetchArgAddr},
@@ -29,7 +33,7 @@ func init() {
 		Fetch{Name: "dst", Out: TIPv4, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.Local, s, false) }},
 		Fetch{Name: "dst_port", Out: TSint, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.Local, s, true) }},
 
-		Fetch{Name: "method", Out: TMeth, Need: NeedReqHdr, Fn: reqPart(func(h *http1.Head) []byte { return h.ReceivedMethod() })},
+		Fetch{Name: "method", Out: TMeth, Need: NeedReq, Fn: fetchMethod},
 		Fetch{Name: "path", Out: TStr, Need: NeedReqHdr, Fn: reqPart(func(h *http1.Head) []byte { return h.Path() })},
 		Fetch{Name: "pathq", Out: TStr, Need: NeedReqHdr, Fn: reqPart(pathq)},
 		Fetch{Name: "url", Out: TStr, Need: NeedReqHdr, Fn: reqPart(func(h *http1.Head) []byte { return h.URI() })},
@@ -63,11 +67,11 @@ func init() {
 		Fetch{Name: "req_ver", Out: TStr, Need: NeedReqHdr, Fn: reqPart(version)},
 		Fetch{Name: "res.ver", Out: TStr, Need: NeedResHdr, Fn: resPart(version)},
 		Fetch{Name: "resp_ver", Out: TStr, Need: NeedResHdr, Fn: resPart(version)},
-		Fetch{Name: "req.proto_http", Out: TBool, Need: NeedReqHdr, Fn: func(r *Request, a []Arg, s *Sample) bool {
+		Fetch{Name: "req.proto_http", Out: TBool, Need: NeedReq, Fn: func(r *Request, a []Arg, s *Sample) bool {
 			s.setBool(r.request() != nil)
 			return true
 		}},
-		Fetch{Name: "status", Out: TSint, Need: NeedResHdr, Fn: func(r *Request, a []Arg, s *Sample) bool {
+		Fetch{Name: "status", Out: TSint, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool {
 			// Status is the response's, as set-status left it.
 			if r.Status > 0 {
 				s.setInt(int64(r.Status))
@@ -87,7 +91,7 @@ func init() {
 		Fetch{Name: "shdr", Max: 2, Out: TStr, Need: NeedResHdr, Check: hdrArgs, Fn: hdrFetch(dirRes, false)},
 		Fetch{Name: "req.fhdr", Min: 1, Max: 2, Out: TStr, Need: NeedReqHdr, Check: hdrArgs, Fn: hdrFetch(dirReq, true)},
 		Fetch{Name: "res.fhdr", Min: 1, Max: 2, Out: TStr, Need: NeedResHdr, Check: hdrArgs, Fn: hdrFetch(dirRes, true)},
-		Fetch{Name: "hdr_cnt", Max: 1, Out: TSint, Need: NeedHdr, Fn: hdrCount(dirCurrent, false)},
+		Fetch{Name: "hdr_cnt", Max: 1, Out: TSint, Need: NeedReqHdr, Fn: hdrCount(dirCurrent, false)},
 		Fetch{Name: "req.hdr_cnt", Max: 1, Out: TSint, Need: NeedReqHdr, Fn: hdrCount(dirReq, false)},
 		Fetch{Name: "res.hdr_cnt", Max: 1, Out: TSint, Need: NeedResHdr, Fn: hdrCount(dirRes, false)},
 		Fetch{Name: "shdr_cnt", Max: 1, Out: TSint, Need: NeedResHdr, Fn: hdrCount(dirRes, false)},
@@ -347,4 +351,23 @@ func hdrCount(d hdrDir, full bool) func(r *Request, a []Arg, s *Sample) bool {
 		s.setInt(n)
 		return true
 	}
+}
+
+// fetchMethod is the request's method; once the request head is gone (in
+// a log line) the request line the stream kept tells it, as HAProxy keeps
+// the method with the transaction.
+func fetchMethod(r *Request, a []Arg, s *Sample) bool {
+	if h := r.request(); h != nil {
+		s.setStr(h.ReceivedMethod())
+		return true
+	}
+	line, ok := capturedLine(r)
+	if !ok {
+		return false
+	}
+	if i := bytes.IndexByte(line, ' '); i >= 0 {
+		line = line[:i]
+	}
+	s.setStr(line)
+	return true
 }

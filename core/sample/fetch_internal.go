@@ -236,8 +236,18 @@ func constBytes(r *Request, name string) []byte {
 
 // streamBackend is the stream's backend, or its frontend before one is
 // chosen: HAProxy's stream starts with its frontend as backend.
+// Streamless is implemented by a Stream that may stand for a session
+// without a stream: an HTTP request refused before its head was parsed,
+// which HAProxy logs from the connection, with no backend at all.
+type Streamless interface {
+	Streamless() bool
+}
+
 func streamBackend(r *Request) (string, int, bool) {
 	if r.Stream == nil {
+		return "", 0, false
+	}
+	if sl, ok := r.Stream.(Streamless); ok && sl.Streamless() {
 		return "", 0, false
 	}
 	if name, id, ok := r.Stream.Backend(); ok {

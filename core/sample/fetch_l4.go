@@ -45,10 +45,10 @@ func init() {
 		Fetch{Name: "fc_src_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(false)},
 		Fetch{Name: "dst_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(true)},
 		Fetch{Name: "fc_dst_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(true)},
-		Fetch{Name: "bc_src", Out: TIPv4, Need: NeedResHdr, Fn: serverAddr(false, false)},
-		Fetch{Name: "bc_src_port", Out: TSint, Need: NeedResHdr, Fn: serverAddr(false, true)},
-		Fetch{Name: "bc_dst", Out: TIPv4, Need: NeedResHdr, Fn: serverAddr(true, false)},
-		Fetch{Name: "bc_dst_port", Out: TSint, Need: NeedResHdr, Fn: serverAddr(true, true)},
+		Fetch{Name: "bc_src", Out: TIPv4, Need: NeedServerConn, Fn: serverAddr(false, false)},
+		Fetch{Name: "bc_src_port", Out: TSint, Need: NeedServerConn, Fn: serverAddr(false, true)},
+		Fetch{Name: "bc_dst", Out: TIPv4, Need: NeedServerConn, Fn: serverAddr(true, false)},
+		Fetch{Name: "bc_dst_port", Out: TSint, Need: NeedServerConn, Fn: serverAddr(true, true)},
 
 		tcpInfoFetch("fc_rtt", timeUnitArg, func(ti *TCPInfo) uint32 { return ti.RTT }),
 		tcpInfoFetch("fc_rttvar", timeUnitArg, func(ti *TCPInfo) uint32 { return ti.RTTVar }),
@@ -90,12 +90,12 @@ func init() {
 			s.setInt(int64(h.stExt))
 			return true
 		}),
-		Fetch{Name: "req.rdp_cookie", Max: 1, Out: TStr, Need: NeedL4, Fn: fetchRDPCookie},
-		Fetch{Name: "req_rdp_cookie", Max: 1, Out: TStr, Need: NeedL4, Fn: fetchRDPCookie},
-		Fetch{Name: "rdp_cookie", Max: 1, Out: TStr, Need: NeedL4, Fn: fetchRDPCookie},
-		Fetch{Name: "req.rdp_cookie_cnt", Max: 1, Out: TSint, Need: NeedL4, Fn: rdpCookieCount},
-		Fetch{Name: "req_rdp_cookie_cnt", Max: 1, Out: TSint, Need: NeedL4, Fn: rdpCookieCount},
-		Fetch{Name: "rdp_cookie_cnt", Max: 1, Out: TSint, Need: NeedL4, Fn: rdpCookieCount},
+		Fetch{Name: "req.rdp_cookie", Max: 1, Out: TStr, Need: NeedReqBuf, Fn: fetchRDPCookie},
+		Fetch{Name: "req_rdp_cookie", Max: 1, Out: TStr, Need: NeedReqBuf, Fn: fetchRDPCookie},
+		Fetch{Name: "rdp_cookie", Max: 1, Out: TStr, Need: NeedReqBuf, Fn: fetchRDPCookie},
+		Fetch{Name: "req.rdp_cookie_cnt", Max: 1, Out: TSint, Need: NeedReqBuf, Fn: rdpCookieCount},
+		Fetch{Name: "req_rdp_cookie_cnt", Max: 1, Out: TSint, Need: NeedReqBuf, Fn: rdpCookieCount},
+		Fetch{Name: "rdp_cookie_cnt", Max: 1, Out: TSint, Need: NeedReqBuf, Fn: rdpCookieCount},
 	)
 }
 
@@ -189,8 +189,16 @@ func payloadOf(r *Request, res bool) ([]byte, bool) {
 	return pi.Payload(res)
 }
 
+// bufNeed is what a fetch of the received bytes needs.
+func bufNeed(res bool) Need {
+	if res {
+		return NeedResBuf
+	}
+	return NeedReqBuf
+}
+
 func payloadLen(name string, res bool) Fetch {
-	return Fetch{Name: name, Out: TSint, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+	return Fetch{Name: name, Out: TSint, Need: bufNeed(res), Fn: func(r *Request, a []Arg, s *Sample) bool {
 		b, ok := payloadOf(r, res)
 		if !ok {
 			return false
@@ -215,7 +223,7 @@ func payloadArgs(env *Env, a []Arg) error {
 // payloadAt is <length> bytes at <offset> (all that follows with length
 // 0); no sample until that many are buffered.
 func payloadAt(name string, res bool) Fetch {
-	return Fetch{Name: name, Min: 2, Max: 2, Out: TBin, Need: NeedL4, Check: payloadArgs, Fn: func(r *Request, a []Arg, s *Sample) bool {
+	return Fetch{Name: name, Min: 2, Max: 2, Out: TBin, Need: bufNeed(res), Check: payloadArgs, Fn: func(r *Request, a []Arg, s *Sample) bool {
 		b, ok := payloadOf(r, res)
 		if !ok {
 			return false
@@ -252,7 +260,7 @@ func payloadLV(name string, res bool) Fetch {
 		}
 		return nil
 	}
-	return Fetch{Name: name, Min: 2, Max: 3, Out: TBin, Need: NeedL4, Check: check, Fn: func(r *Request, a []Arg, s *Sample) bool {
+	return Fetch{Name: name, Min: 2, Max: 3, Out: TBin, Need: bufNeed(res), Check: check, Fn: func(r *Request, a []Arg, s *Sample) bool {
 		b, ok := payloadOf(r, res)
 		if !ok {
 			return false
@@ -377,7 +385,7 @@ func parseHello(b []byte) (h clientHello, ok bool) {
 }
 
 func helloFetch(name string, res bool, out Type, fn func(h *clientHello, s *Sample) bool) Fetch {
-	return Fetch{Name: name, Out: out, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+	return Fetch{Name: name, Out: out, Need: bufNeed(res), Fn: func(r *Request, a []Arg, s *Sample) bool {
 		b, ok := payloadOf(r, res)
 		if !ok {
 			return false

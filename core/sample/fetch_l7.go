@@ -153,7 +153,7 @@ func init() {
 		}},
 		Fetch{Name: "http_auth_bearer", Max: 1, Out: TStr, Need: NeedReqHdr, Fn: fetchBearer},
 
-		Fetch{Name: "http_first_req", Out: TBool, Need: NeedReqHdr, Fn: func(r *Request, a []Arg, s *Sample) bool {
+		Fetch{Name: "http_first_req", Out: TBool, Need: NeedReq, Fn: func(r *Request, a []Arg, s *Sample) bool {
 			ti, ok := r.Stream.(TxnInfo)
 			if !ok {
 				return false
@@ -161,7 +161,7 @@ func init() {
 			s.setBool(ti.FirstRequest())
 			return true
 		}},
-		Fetch{Name: "capture.req.method", Out: TStr, Need: NeedReqHdr, Fn: func(r *Request, a []Arg, s *Sample) bool {
+		Fetch{Name: "capture.req.method", Out: TStr, Need: NeedReq, Fn: func(r *Request, a []Arg, s *Sample) bool {
 			line, ok := capturedLine(r)
 			if !ok {
 				return false
@@ -172,7 +172,7 @@ func init() {
 			s.setStr(line)
 			return true
 		}},
-		Fetch{Name: "capture.req.uri", Out: TStr, Need: NeedReqHdr, Fn: func(r *Request, a []Arg, s *Sample) bool {
+		Fetch{Name: "capture.req.uri", Out: TStr, Need: NeedReq, Fn: func(r *Request, a []Arg, s *Sample) bool {
 			line, ok := capturedLine(r)
 			if !ok {
 				return false
@@ -192,10 +192,23 @@ func init() {
 			s.setStr(p)
 			return true
 		}},
-		Fetch{Name: "capture.req.ver", Out: TStr, Need: NeedReqHdr, Fn: func(r *Request, a []Arg, s *Sample) bool {
-			return msgVersion(r.request(), s)
+		Fetch{Name: "capture.req.ver", Out: TStr, Need: NeedReq, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			if h := r.request(); h != nil {
+				return msgVersion(h, s)
+			}
+			// In a log line: the request line the stream kept.
+			line, ok := capturedLine(r)
+			if !ok {
+				return false
+			}
+			if bytes.HasSuffix(line, ver11[:]) && len(line) > len(ver11) && line[len(line)-len(ver11)-1] == ' ' {
+				s.setStr(ver11[:])
+			} else {
+				s.setStr(ver10[:])
+			}
+			return true
 		}},
-		Fetch{Name: "capture.res.ver", Out: TStr, Need: NeedResHdr, Fn: func(r *Request, a []Arg, s *Sample) bool {
+		Fetch{Name: "capture.res.ver", Out: TStr, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool {
 			return msgVersion(r.response(), s)
 		}},
 
@@ -928,6 +941,13 @@ func fetchBearer(r *Request, a []Arg, s *Sample) bool {
 	}
 	return true
 }
+
+// The versions capture.req.ver gives, kept in arrays so that a sample of
+// them costs no allocation.
+var (
+	ver11 = [8]byte{'H', 'T', 'T', 'P', '/', '1', '.', '1'}
+	ver10 = [8]byte{'H', 'T', 'T', 'P', '/', '1', '.', '0'}
+)
 
 func capturedLine(r *Request) ([]byte, bool) {
 	ti, ok := r.Stream.(TxnInfo)

@@ -102,12 +102,43 @@ type Arg struct {
 type Need uint8
 
 const (
-	NeedNothing Need = iota // internal state, constants
-	NeedL4                  // the connection
-	NeedReqHdr              // the request head
-	NeedResHdr              // the response head
-	NeedHdr                 // the request or the response head, by direction
+	NeedNothing    Need = iota // internal state, constants
+	NeedL4                     // the connection
+	NeedReqHdr                 // the request head
+	NeedResHdr                 // the response head
+	NeedHdr                    // the request or the response head, by direction
+	NeedReq                    // what HAProxy keeps of the request line (method, version)
+	NeedRes                    // what HAProxy keeps of the response (its status)
+	NeedReqBuf                 // the request's bytes as received
+	NeedResBuf                 // the response's bytes as received
+	NeedServerConn             // the server-side connection
 )
+
+// String is HAProxy's name of what the fetch needs, as its diagnostics
+// word it.
+func (n Need) String() string {
+	switch n {
+	case NeedL4:
+		return "client address"
+	case NeedReqHdr:
+		return "HTTP request headers"
+	case NeedResHdr:
+		return "HTTP response headers"
+	case NeedHdr:
+		return "HTTP request headers,HTTP response headers"
+	case NeedReq:
+		return "HTTP request"
+	case NeedRes:
+		return "HTTP response"
+	case NeedReqBuf:
+		return "request buffer"
+	case NeedResBuf:
+		return "response buffer"
+	case NeedServerConn:
+		return "server address"
+	}
+	return "internal state"
+}
 
 // Fetch is a sample fetch: where an expression starts.
 type Fetch struct {

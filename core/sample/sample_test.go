@@ -96,7 +96,7 @@ func TestExpressionErrors(t *testing.T) {
 		{"str(a,b)", "fetch method 'str' : expected ')' before ',b)'"},
 		{"str(a\\,b)", "fetch method 'str' : expected ')' before ',b)'"},
 		{"int(x)", "fetch method 'int' : failed to parse 'x' as type 'integer' at position 1"},
-		{"path(", "fetch method 'path' : missing closing ')' after arguments"},
+		{"path(", "fetch method 'path' : expected ')'"},
 		{"var(x)", "fetch method 'var' : invalid variable name 'x'"},
 	} {
 		_, err := CompileExpr(nil, tc.expr)

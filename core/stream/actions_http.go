@@ -35,6 +35,16 @@ type redirectRule struct {
 func compileMore(env *sample.Env, r *httpRule, args []string, resp bool) (bool, error) {
 	var err error
 	switch key := actionKeyOf(args[0]); key {
+	case "capture":
+		// The configuration turned a len form into its slot's id.
+		if len(args) < 4 || args[2] != "id" {
+			return true, fmt.Errorf("expects <expression> [ 'len' <length> | id <idx> ].")
+		}
+		r.act = actCapture
+		if r.capX, err = sample.CompileExpr(env, args[1]); err != nil {
+			return true, err
+		}
+		r.capID, err = strconv.Atoi(args[3])
 	case "set-var", "set-var-fmt", "unset-var":
 		r.act = actVar
 		r.v, err = compileVarAction(env, args)
@@ -177,6 +187,8 @@ func compileRedirect(env *sample.Env, args []string) (*redirectRule, error) {
 func (hc *hconn) applyReqAction(r *httpRule, v *sample.Request) {
 	req := &hc.req
 	switch r.act {
+	case actCapture:
+		hc.capture(r, v, false)
 	case actVar:
 		r.v.apply(v, &hc.rs.smp, &hc.rs.cur, &hc.rs.buf)
 	case actSetMethod:
@@ -445,6 +457,8 @@ func (hc *hconn) redirectReply(rd *redirectRule, v *sample.Request, mode http1.C
 // set-status ran, else 0.
 func (hc *hconn) applyRespAction(r *httpRule, v *sample.Request, h *http1.Head) int {
 	switch r.act {
+	case actCapture:
+		hc.capture(r, v, true)
 	case actVar:
 		r.v.apply(v, &hc.rs.smp, &hc.rs.cur, &hc.rs.buf)
 	case actReplaceHeader, actReplaceValue:

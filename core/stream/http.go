@@ -75,6 +75,7 @@ type hconn struct {
 	addrs                  connAddrs
 	srvTimeout, tunTimeout time.Duration
 	ss                     sampleStream // what sample fetches learn of the exchange
+	caps                   captures     // the exchange's capture slots
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -296,6 +297,15 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	hc.killed.Store(false)
 	hc.abort.Store(abortIdle)
 	si := &hc.si
+	// The stream's expressions, its log line's included, read view from
+	// the start: a request refused before its head was parsed is logged
+	// too.
+	view := &hc.view
+	view.Clear()
+	view.Client, view.Local, view.Vars = si.client, c.LocalAddr(), hc.vars
+	hc.ss = newSampleStream(proc, si, hc.ent, hc.raw.Conn, first, shard)
+	view.Stream = &hc.ss
+	si.view = view
 	hlen, ok, park := proc.readRequest(fe, c, cbuf, hc, first, si)
 	if !ok {
 		return false, park
@@ -312,11 +322,13 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	hc.reqLine = appendReqLine(hc.reqLine[:0], req)
 	si.reqLine = hc.reqLine
 	fe.FE.Request(now)
-	view := &hc.view
-	view.Clear()
-	view.Head, view.Client, view.Local, view.Vars = req, si.client, c.LocalAddr(), hc.vars
-	hc.ss = newSampleStream(proc, si, hc.ent, hc.raw.Conn, first, shard)
-	view.Stream = &hc.ss
+	view.Head = req
+	// The frontend's header captures, before any rule changes the head.
+	hc.caps.reset(fe)
+	si.caps = &hc.caps
+	if len(fe.ReqCaps) > 0 {
+		hc.caps.headers(fe.ReqCaps, req, false)
+	}
 	si.host = req.Host()
 	si.hc = hc
 	// The transaction's variables end with it.
@@ -935,6 +947,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	}
 	view := &hc.view
 	view.Head, view.Req, view.Status = resp, req, resp.Status
+	if len(fe.RspCaps) > 0 {
+		hc.caps.headers(fe.RspCaps, resp, true)
+	}
 	hc.rwResp.Reset()
 	for _, px := range []*proxy{be, fe} {
 		denied, st := hc.runRespRules(px.respRules, view, resp)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"goha/core/diag"
+	"goha/core/sample"
 )
 
 // Custom access log formats: `log-format <string>` in HAProxy's language
@@ -149,7 +150,7 @@ type lfNode struct {
 	kind lfKind
 	opts lfOpt
 	text string // literal text
-	smp  *lfSampleExpr
+	smp  *sample.SampleExpr
 }
 
 // logFormat is a compiled access log format. Before the build's post-check
@@ -163,6 +164,11 @@ type logFormat struct {
 	// needsLogCount: the shared line counter is touched only by the
 	// formats that print it (%lc).
 	needsLogCount bool
+	hasExpr       bool // some node is a %[...] expression
+	// dynSeps: the format prints captures, which may print nothing (a
+	// request refused before its head): its separators are decided as
+	// the line is built.
+	dynSeps bool
 
 	logCount atomic.Uint64                  // %lc: lines built so far
 	frontIP  atomic.Pointer[netip.AddrPort] // %fi/%fp, found once the listeners exist
@@ -177,7 +183,14 @@ var logHostname = func() string {
 // compileLogFormat compiles s for a frontend in HTTP mode (http) or TCP
 // mode. The error is HAProxy's message, without its "failed to parse
 // log-format" prefix.
-func compileLogFormat(s string, http bool) (*logFormat, error) {
+func compileLogFormat(env *sample.Env, s string, http bool) (*logFormat, error) {
+	return compileLogFormatCaps(env, s, http, false)
+}
+
+// compileLogFormatCaps compiles s for a frontend that has capture slots
+// (caps) or not: %hr, %hs, %hrl and %hsl print only with slots, and then
+// the separators around them are decided as the line is built.
+func compileLogFormatCaps(env *sample.Env, s string, http, caps bool) (*logFormat, error) {
 	f := &logFormat{src: s}
 	opts := lfMandatory
 	var text []byte
@@ -242,10 +255,11 @@ func compileLogFormat(s string, http bool) (*logFormat, error) {
 			nodeOpts = applyLFFlags(nodeOpts, arg)
 		}
 		if s[i] == '[' {
-			e, end, err := parseLFSample(s, i+1, http)
+			e, end, err := parseLFSample(env, s, i+1)
 			if err != nil {
 				return nil, err
 			}
+			f.hasExpr = true
 			f.nodes = append(f.nodes, lfNode{kind: lfExprNode, opts: nodeOpts, smp: e})
 			i = end + 1
 			continue
@@ -271,16 +285,20 @@ func compileLogFormat(s string, http bool) (*logFormat, error) {
 		f.nodes = append(f.nodes, lfNode{kind: v.kind, opts: nodeOpts})
 	}
 	flush()
+	if caps && hasCaptureNodes(f.nodes) {
+		f.dynSeps = true
+		return f, nil
+	}
 	f.nodes = resolveSeparators(f.nodes)
 	return f, nil
 }
 
 // resolveSeparators turns the separators into text once and for all. A
 // separator prints a space only after something that was not a space; every
-// node but the header captures counts as printed, even when it is empty, and
-// goha has no captures, so %hr, %hs, %hrl and %hsl print nothing and are
-// dropped: what a separator prints is then known at compile time. Adjacent
-// texts are merged.
+// node but the header captures counts as printed, even when it is empty; in
+// a frontend without capture slots %hr, %hs, %hrl and %hsl print nothing and
+// are dropped: what a separator prints is then known at compile time.
+// Adjacent texts are merged.
 func resolveSeparators(in []lfNode) []lfNode {
 	out := in[:0:0]
 	lastSpace := true
@@ -304,6 +322,19 @@ func resolveSeparators(in []lfNode) []lfNode {
 		out = append(out, n)
 	}
 	return out
+}
+
+func isCaptureNode(k lfKind) bool {
+	return k == lfHdrReq || k == lfHdrReqList || k == lfHdrRsp || k == lfHdrRspList
+}
+
+func hasCaptureNodes(nodes []lfNode) bool {
+	for _, n := range nodes {
+		if isCaptureNode(n.kind) {
+			return true
+		}
+	}
+	return false
 }
 
 // applyLFFlags applies a %{...} modifier list: comma-separated +X or -X
@@ -340,132 +371,29 @@ func isAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isAlnum(c byte) bool { return isAlpha(c) || isDigit(c) }
 
-// isIDChar says whether c may appear in a fetch or converter name.
-func isIDChar(c byte) bool {
-	return isAlnum(c) || c == '.' || c == '_' || c == '-' || c == '+' || c == ':' || c == '$'
-}
-
-// The sample fetches a log line can evaluate: what is still known once the
-// stream has ended.
-type lfFetch uint8
-
-const (
-	smpSrc lfFetch = iota
-	smpSrcPort
-	smpDst
-	smpDstPort
-	smpMethod
-	smpStatus
-	smpFeName
-	smpBeName
-	smpSrvName
-	smpFeID
-	smpBeID
-	smpSrvID
-	smpStr
-	smpCapMethod
-	smpCapURI
-	smpCapVer
-)
-
-var lfFetches = map[string]struct {
-	f    lfFetch
-	args int // 0: none, 1: exactly one
-}{
-	"src": {smpSrc, 0}, "src_port": {smpSrcPort, 0}, "dst": {smpDst, 0}, "dst_port": {smpDstPort, 0},
-	"method": {smpMethod, 0}, "status": {smpStatus, 0},
-	"fe_name": {smpFeName, 0}, "be_name": {smpBeName, 0}, "srv_name": {smpSrvName, 0},
-	"fe_id": {smpFeID, 0}, "be_id": {smpBeID, 0}, "srv_id": {smpSrvID, 0},
-	"str":                {smpStr, 1},
-	"capture.req.method": {smpCapMethod, 0}, "capture.req.uri": {smpCapURI, 0}, "capture.req.ver": {smpCapVer, 0},
-}
-
-// lfGone are fetches HAProxy knows but refuses in a log format, because
-// what they read is gone when the line is built.
-var lfGone = map[string]string{
-	"path": "HTTP request headers", "pathq": "HTTP request headers", "url": "HTTP request headers",
-	"base": "HTTP request headers", "base32": "HTTP request headers", "baseq": "HTTP request headers",
-	"query": "HTTP request headers", "url_param": "HTTP request headers", "urlp": "HTTP request headers",
-	"url_ip": "HTTP request headers", "url_port": "HTTP request headers",
-	"req.hdr": "HTTP request headers", "req.fhdr": "HTTP request headers", "req.hdrs": "HTTP request headers",
-	"req.hdr_cnt": "HTTP request headers", "req.hdr_ip": "HTTP request headers", "req.hdr_val": "HTTP request headers",
-	"req.cook": "HTTP request headers", "req.cook_cnt": "HTTP request headers", "req.cook_val": "HTTP request headers",
-	"cook": "HTTP request headers", "req.ver": "HTTP request headers", "req.body": "HTTP request headers",
-	"hdr": "HTTP request headers,HTTP response headers", "hdr_cnt": "HTTP request headers,HTTP response headers",
-	"res.hdr": "HTTP response headers", "res.fhdr": "HTTP response headers", "res.ver": "HTTP response headers",
-	"res.cook": "HTTP response headers", "shdr": "HTTP response headers", "scook": "HTTP response headers",
-}
-
-// lfConv is a converter applied byte by byte.
-type lfConv uint8
-
-const (
-	convLower lfConv = iota + 1
-	convUpper
-)
-
-type lfSampleExpr struct {
-	fetch lfFetch
-	arg   string
-	convs []lfConv
+// lfGone is what a log line cannot read: the messages' heads and bytes
+// are gone when it is built.
+func lfGone(n sample.Need) bool {
+	switch n {
+	case sample.NeedReqHdr, sample.NeedResHdr, sample.NeedHdr, sample.NeedReqBuf, sample.NeedResBuf:
+		return true
+	}
+	return false
 }
 
 // parseLFSample parses the expression that starts at s[start] (after
-// "%[") and returns it with the position of its closing ']'.
-func parseLFSample(s string, start int, http bool) (*lfSampleExpr, int, error) {
+// "%[") with the sample engine and returns it with the position of its
+// closing ']'.
+func parseLFSample(env *sample.Env, s string, start int) (*sample.SampleExpr, int, error) {
 	rest := s[start:]
-	fail := func(format string, a ...any) (*lfSampleExpr, int, error) {
-		return nil, 0, fmt.Errorf("failed to parse sample expression <%s> : %s", rest, fmt.Sprintf(format, a...))
+	e, n, err := sample.ParseExpr(env, rest)
+	if err != nil {
+		return nil, 0, fmt.Errorf("failed to parse sample expression <%s> : %v", rest, err)
 	}
-	i := start
-	for i < len(s) && isIDChar(s[i]) {
-		i++
-	}
-	name := s[start:i]
-	if name == "" {
-		return fail("missing fetch method")
-	}
-	def, known := lfFetches[name]
-	need, gone := lfGone[name]
-	if !known && !gone {
-		return fail("unknown fetch method '%s'", name)
-	}
-	e := &lfSampleExpr{fetch: def.f}
-	if i < len(s) && s[i] == '(' {
-		end := strings.IndexByte(s[i:], ')')
-		if end < 0 {
-			return fail("fetch method '%s' : missing closing ')' after arguments", name)
-		}
-		a := s[i+1 : i+end]
-		if known && def.args == 0 && a != "" {
-			return fail("fetch method '%s' : expected ')' before '%s'", name, s[i+1:])
-		}
-		e.arg = unquoteLFArg(a)
-		i += end + 1
-	} else if known && def.args > 0 {
-		return fail("fetch method '%s' : missing arguments (got 0/%d)", name, def.args)
-	}
-	for i < len(s) && s[i] == ',' {
-		for i < len(s) && s[i] == ',' {
-			i++
-		}
-		j := i
-		for j < len(s) && isIDChar(s[j]) {
-			j++
-		}
-		switch s[i:j] {
-		case "lower":
-			e.convs = append(e.convs, convLower)
-		case "upper":
-			e.convs = append(e.convs, convUpper)
-		default:
-			return fail("unknown converter '%s'", s[i:j])
-		}
-		i = j
-	}
-	if gone {
+	if need := e.Need(); lfGone(need) {
 		return nil, 0, fmt.Errorf("sample fetch <%s> may not be reliably used here because it needs '%s' which is not available here", rest, need)
 	}
+	i := start + n
 	if i >= len(s) || s[i] != ']' {
 		if i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
 			return nil, 0, fmt.Errorf("expected ']' after '%s', but found '%c'", s[start:i], s[i])
@@ -473,14 +401,6 @@ func parseLFSample(s string, start int, http bool) (*lfSampleExpr, int, error) {
 		return nil, 0, fmt.Errorf("missing ']' after '%s'", s[start:i])
 	}
 	return e, i, nil
-}
-
-// unquoteLFArg removes the quotes around a fetch argument.
-func unquoteLFArg(a string) string {
-	if len(a) >= 2 && (a[0] == '"' || a[0] == '\'') && a[len(a)-1] == a[0] {
-		return a[1 : len(a)-1]
-	}
-	return a
 }
 
 // Encoding maps, as HAProxy's: %r and the %H* variables encode '"', '#'
@@ -786,14 +706,48 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 	if be == nil {
 		be = fe
 	}
+	// r is what the expressions read: the stream's, with the messages'
+	// heads put aside, as they are gone in HAProxy when it logs.
+	var r *sample.Request
+	if f.hasExpr {
+		r = si.logView(proc)
+		head, req, status := r.Head, r.Req, r.Status
+		r.Head, r.Req, r.Status = nil, nil, 0
+		defer func() { r.Head, r.Req, r.Status = head, req, status }()
+	}
+	lastSpace := true // dynamic separators: the last thing printed was one
 	for i := range f.nodes {
 		n := &f.nodes[i]
 		o := n.opts
+		if f.dynSeps {
+			switch {
+			case n.kind == lfSep:
+				if !lastSpace {
+					b = append(b, ' ')
+					lastSpace = true
+				}
+				continue
+			case isCaptureNode(n.kind):
+				if si.caps == nil || len(si.caps.req) == 0 && (n.kind == lfHdrReq || n.kind == lfHdrReqList) ||
+					len(si.caps.rsp) == 0 && (n.kind == lfHdrRsp || n.kind == lfHdrRspList) {
+					continue
+				}
+			}
+			lastSpace = false
+		}
 		switch n.kind {
+		case lfHdrReq:
+			b = appendCapBlock(b, si.caps.req, o)
+		case lfHdrRsp:
+			b = appendCapBlock(b, si.caps.rsp, o)
+		case lfHdrReqList:
+			b = appendCapList(b, si.caps.req, o)
+		case lfHdrRspList:
+			b = appendCapList(b, si.caps.rsp, o)
 		case lfText:
 			b = append(b, n.text...)
 		case lfExprNode:
-			b = n.smp.appendTo(b, proc, si, o)
+			b = appendLFSample(b, n.smp, r, &si.logSmp, o)
 		case lfClientIP:
 			if ap, ok := clientAddr(si.client); ok {
 				b = appendLFIP(b, ap.Addr(), o)
@@ -967,93 +921,34 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 	return b
 }
 
-// appendTo evaluates a sample and writes it as text, through its
-// converters.
-func (e *lfSampleExpr) appendTo(b []byte, proc *Process, si *streamInfo, o lfOpt) []byte {
+// appendLFSample evaluates e and writes its text as the flags o ask; an
+// absent sample is an empty text.
+func appendLFSample(b []byte, e *sample.SampleExpr, r *sample.Request, smp *sample.Sample, o lfOpt) []byte {
+	if !e.Eval(r, smp) {
+		return appendLFText(b, "", o)
+	}
 	start := len(b)
-	var tmp [48]byte
-	switch e.fetch {
-	case smpSrc, smpSrcPort:
-		ap, ok := clientAddr(si.client)
-		switch {
-		case !ok:
-			b = appendLFText(b, "", o)
-		case e.fetch == smpSrc:
-			b = appendLFText(b, ap.Addr().AppendTo(tmp[:0]), o)
-		default:
-			b = appendLFText(b, strconv.AppendUint(tmp[:0], uint64(ap.Port()), 10), o)
-		}
-	case smpDst, smpDstPort:
-		var ap netip.AddrPort
-		ok := false
-		if f := si.fe.logFmt; f != nil {
-			ap, ok = f.frontAddr(proc, si.fe)
-		}
-		switch {
-		case !ok:
-			b = appendLFText(b, "", o)
-		case e.fetch == smpDst:
-			b = appendLFText(b, ap.Addr().AppendTo(tmp[:0]), o)
-		default:
-			b = appendLFText(b, strconv.AppendUint(tmp[:0], uint64(ap.Port()), 10), o)
-		}
-	case smpMethod, smpCapMethod:
-		v, _ := httpPart(lfMethod, si.reqLine)
-		b = appendLFText(b, v, o)
-	case smpCapURI:
-		v, _ := httpPart(lfURI, si.reqLine)
-		b = appendLFText(b, v, o)
-	case smpCapVer:
-		v, _ := httpPart(lfVersion, si.reqLine)
-		b = appendLFText(b, v, o)
-	case smpStatus:
-		// HAProxy reads the status from the response head, which is gone
-		// once the stream ends: the fetch fails in a log line (%ST has it).
-		b = appendLFText(b, "", o)
-	case smpFeName:
-		b = appendLFText(b, si.fe.Name, o)
-	case smpBeName:
-		if si.be != nil {
-			b = appendLFText(b, si.be.Name, o)
-		} else {
-			b = appendLFText(b, "", o)
-		}
-	case smpSrvName:
-		if si.srv != nil {
-			b = appendLFText(b, si.srv.Name, o)
-		} else {
-			b = appendLFText(b, "", o)
-		}
-	case smpFeID:
-		b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(si.fe.ID), 10), o)
-	case smpBeID:
-		if si.be != nil {
-			b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(si.be.ID), 10), o)
-		} else {
-			b = appendLFText(b, "", o)
-		}
-	case smpSrvID:
-		if si.srv != nil {
-			b = appendLFText(b, strconv.AppendInt(tmp[:0], int64(si.srv.ID), 10), o)
-		} else {
-			b = appendLFText(b, "", o)
-		}
-	case smpStr:
-		b = appendLFText(b, e.arg, o)
+	b = sample.AppendText(b, r, smp)
+	if o&(lfQuote|lfEsc) == 0 && (len(b) > start || o&lfMandatory == 0) {
+		return b
 	}
-	// lower and upper leave quotes, dashes and escapes as they are.
-	for _, c := range e.convs {
-		for i := start; i < len(b); i++ {
-			x := b[i]
-			switch {
-			case c == convLower && x >= 'A' && x <= 'Z':
-				b[i] = x + 32
-			case c == convUpper && x >= 'a' && x <= 'z':
-				b[i] = x - 32
-			}
-		}
+	// The raw text is followed by its quoted and escaped copy, which
+	// then takes its place: no scratch space is needed.
+	raw := len(b) - start
+	b = appendLFText(b, b[start:start+raw], o)
+	n := copy(b[start:], b[start+raw:])
+	return b[:start+n]
+}
+
+// logView is the sample.Request a log line's expressions read: the
+// stream's own, or for a stream that has none (headless errors, tests) one
+// made for the line.
+func (si *streamInfo) logView(proc *Process) *sample.Request {
+	if si.view != nil {
+		return si.view
 	}
-	return b
+	ss := newSampleStream(proc, si, nil, nil, false, 0)
+	return &sample.Request{Client: si.client, Stream: &ss}
 }
 
 // logDirective is the log-format, option httplog or option tcplog that
@@ -1091,11 +986,14 @@ func (proc *Process) compileLogFormats(dc *diag.Collector) {
 			src, pos = p.LogFormat, d.Pos
 		case d != nil && d.Kind == "option httplog clf" && p.Mode == core.ModeHTTP:
 			src = clfLogFormat
+		case d != nil && d.Kind == "option httplog" && p.Mode == core.ModeHTTP && len(p.ReqCaps)+len(p.RspCaps) > 0:
+			// The fast path has no captures.
+			src = httpLogFormat
 		case d == nil && p.LogFormat != "":
 			src = p.LogFormat
 		}
 		if src != "" {
-			f, err := compileLogFormat(src, p.Mode == core.ModeHTTP)
+			f, err := compileLogFormatCaps(proc.env, src, p.Mode == core.ModeHTTP, len(p.ReqCaps)+len(p.RspCaps) > 0)
 			if err != nil {
 				dc.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Parsing [%s:%d]: failed to parse log-format : %s.", pos.File, pos.Line, err)})
 				continue

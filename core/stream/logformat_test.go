@@ -130,11 +130,11 @@ func TestLogFormatMatchesFastPaths(t *testing.T) {
 	ft.FE.Scur.Store(1)
 	bt.BE.Scur.Store(1)
 
-	hf, err := compileLogFormat(httpLogFormat, true)
+	hf, err := compileLogFormat(nil, httpLogFormat, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tf, err := compileLogFormat(tcpLogFormat, false)
+	tf, err := compileLogFormat(nil, tcpLogFormat, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,9 @@ func TestLogFormatVariables(t *testing.T) {
 		{"%ci %cp %{+X}ci", &hs[1], "2001:db8::1 443 20010DB8000000000000000000000001"},
 		{"%ci", &hs[2], "198.51.100.9"},
 		{"%f %b %s %{+Q}s %ft %{+Q}ft", &hs[1], `fh bh <NOSRV> "<NOSRV>" fh "fh"`},
-		{"%b/%s %[be_name] %[be_id] %{+Q}[be_name]", &hs[2], `fh/<NOSRV> - - ""`},
+		// A request that ended before its head was parsed has no stream,
+		// hence no backend.
+		{"%b/%s %[be_name] %[be_id] %{+Q}[srv_name]", &hs[2], `fh/<NOSRV> - - ""`},
 		{"%si:%sp %{+X}sp %bi %{+Q}bi", &hs[0], `127.0.0.1:8081 1F91 - ""`},
 		{"%si %sp", &hs[1], "- -"},
 		{"%CC %{+Q}CS %{-M}CC| %ID %sslc %sslv", &hs[0], `- "" | - - -`},
@@ -230,11 +232,11 @@ func TestLogFormatVariables(t *testing.T) {
 		{"%[srv_name] %{+Q}[srv_name] %[status] %[method]", &hs[2], `- "" - -`},
 		{"%[capture.req.method] %[capture.req.uri] %[capture.req.ver]", &hs[0], "GET /index.html?x=1 HTTP/1.1"},
 		{"%[fe_name,upper] %[str(AbC),lower] %{+Q}[method,lower]", &hs[0], `FH abc "get"`},
-		{`%{+E}[str(a"b\c]d)] %{+Q,+E}f`, &hs[0], `a\"b\\c\]d "fh"`},
+		{`%{+E}[str('a"b\c]d')] %{+Q,+E}f`, &hs[0], `a\"b\\c\]d "fh"`},
 		{"-%-x", &hs[0], "--x"},
 	}
 	for _, tc := range cases {
-		f, err := compileLogFormat(tc.format, tc.si.fe.Mode == core.ModeHTTP)
+		f, err := compileLogFormat(nil, tc.format, tc.si.fe.Mode == core.ModeHTTP)
 		if err != nil {
 			t.Errorf("%q: %v", tc.format, err)
 			continue
@@ -244,7 +246,7 @@ func TestLogFormatVariables(t *testing.T) {
 		}
 	}
 
-	f, _ := compileLogFormat("%[fe_id] %[be_id] %[srv_id]", true)
+	f, _ := compileLogFormat(nil, "%[fe_id] %[be_id] %[srv_id]", true)
 	if got, want := string(f.appendLine(nil, r.proc, &hs[0])), fmt.Sprintf("%d %d %d", hs[0].fe.ID, hs[0].be.ID, hs[0].srv.ID); got != want || want == "0 0 0" {
 		t.Errorf("ids: got %q, want %q", got, want)
 	}
@@ -252,14 +254,14 @@ func TestLogFormatVariables(t *testing.T) {
 	// Local dates carry the zone's offset.
 	si := hs[0]
 	si.accept = testAccept.In(paris)
-	f, _ = compileLogFormat("[%t] [%Tl] [%T]", true)
+	f, _ = compileLogFormat(nil, "[%t] [%Tl] [%T]", true)
 	if got, want := string(f.appendLine(nil, r.proc, &si)), "[30/Nov/2026:00:05:07.042] [30/Nov/2026:00:05:07 +0100] [29/Nov/2026:23:05:07 +0000]"; got != want {
 		t.Errorf("zoned dates:\n got %q\nwant %q", got, want)
 	}
 
 	// %r escapes what would break the line, as HAProxy's #XX.
 	si.reqLine = []byte("GET /a\"b#c\x01\xff HTTP/1.1")
-	f, _ = compileLogFormat("%{+Q}r %{+E}HU", true)
+	f, _ = compileLogFormat(nil, "%{+Q}r %{+E}HU", true)
 	if got, want := string(f.appendLine(nil, r.proc, &si)), `"GET /a#22b#23c#01#FF HTTP/1.1" /a#22b#23c#01#FF`; got != want {
 		t.Errorf("encoding:\n got %q\nwant %q", got, want)
 	}
@@ -269,12 +271,12 @@ func TestLogFormatVariables(t *testing.T) {
 	}
 	// Absolute-form targets: %HPO keeps only the path.
 	si.reqLine = []byte("GET http://example.com/p/q?z HTTP/1.1")
-	f, _ = compileLogFormat("%HPO %HP %HQ", true)
+	f, _ = compileLogFormat(nil, "%HPO %HP %HQ", true)
 	if got, want := string(f.appendLine(nil, r.proc, &si)), "/p/q http://example.com/p/q ?z"; got != want {
 		t.Errorf("absolute form:\n got %q\nwant %q", got, want)
 	}
 	si.reqLine = []byte("GET /old")
-	f, _ = compileLogFormat("%HV %HU", true)
+	f, _ = compileLogFormat(nil, "%HV %HU", true)
 	if got, want := string(f.appendLine(nil, r.proc, &si)), "HTTP/0.9 /old"; got != want {
 		t.Errorf("HTTP/0.9:\n got %q\nwant %q", got, want)
 	}
@@ -283,7 +285,7 @@ func TestLogFormatVariables(t *testing.T) {
 	for _, bd := range hs[0].fe.Binds {
 		bd.SetTLS(&tls.Config{})
 	}
-	f, _ = compileLogFormat("%ft %{+Q}ft %f", true)
+	f, _ = compileLogFormat(nil, "%ft %{+Q}ft %f", true)
 	got := string(f.appendLine(nil, r.proc, &hs[0]))
 	for _, bd := range hs[0].fe.Binds {
 		bd.SetTLS(nil)
@@ -293,14 +295,14 @@ func TestLogFormatVariables(t *testing.T) {
 	}
 
 	// %lc counts the frontend's lines, from 0.
-	f, _ = compileLogFormat("%lc", true)
+	f, _ = compileLogFormat(nil, "%lc", true)
 	for i := range 3 {
 		if got := string(f.appendLine(nil, r.proc, &hs[0])); got != string(rune('0'+i)) {
 			t.Fatalf("line %d: %%lc = %s", i, got)
 		}
 	}
 	// %rt numbers lines in order.
-	f, _ = compileLogFormat("%rt", true)
+	f, _ = compileLogFormat(nil, "%rt", true)
 	a := string(f.appendLine(nil, r.proc, &hs[0]))
 	b := string(f.appendLine(nil, r.proc, &hs[0]))
 	if a == b {
@@ -329,6 +331,13 @@ func TestLogFormatErrors(t *testing.T) {
 		{"%[src,lower", false, "missing ']' after 'src,lower'"},
 		{"%[src,nosuch]", false, "failed to parse sample expression <src,nosuch]> : unknown converter 'nosuch'"},
 		{"%[src,]", false, "failed to parse sample expression <src,]> : unknown converter ''"},
+		{"%[str(abc]x", false, "failed to parse sample expression <str(abc]x> : fetch method 'str' : expected ')'"},
+		{"%[req.len]", false, "sample fetch <req.len]> may not be reliably used here because it needs 'request buffer' which is not available here"},
+		{"%[res.payload(0,1)]", false, "sample fetch <res.payload(0,1)]> may not be reliably used here because it needs 'response buffer' which is not available here"},
+		{"%[hdr_cnt]", false, "sample fetch <hdr_cnt]> may not be reliably used here because it needs 'HTTP request headers' which is not available here"},
+		{"%[cookie(a)]", false, "sample fetch <cookie(a)]> may not be reliably used here because it needs 'HTTP request headers,HTTP response headers' which is not available here"},
+		{"%[req.ssl_sni,lower]", false, "sample fetch <req.ssl_sni,lower]> may not be reliably used here because it needs 'request buffer' which is not available here"},
+		{"%[str(a),nosuch(1)]", false, "failed to parse sample expression <str(a),nosuch(1)]> : unknown converter 'nosuch'"},
 		{"%[]", false, "failed to parse sample expression <]> : missing fetch method"},
 		{"%[src x]", false, "expected ']' after 'src', but found ' '"},
 		{"%[src(1)]", false, "failed to parse sample expression <src(1)]> : fetch method 'src' : expected ')' before '1)]'"},
@@ -336,7 +345,7 @@ func TestLogFormatErrors(t *testing.T) {
 		{"%5", false, "unexpected variable name near '5' at position 1 line : '%5'. Maybe you want to write a single '%', use the syntax '%%'"},
 	}
 	for _, tc := range cases {
-		_, err := compileLogFormat(tc.format, !tc.tcp)
+		_, err := compileLogFormat(nil, tc.format, !tc.tcp)
 		if err == nil {
 			t.Errorf("%q compiled", tc.format)
 			continue
@@ -487,7 +496,9 @@ backend bt
 func TestLogFormatNoAlloc(t *testing.T) {
 	r, c := newLogRig(t)
 	si := httpStreams(c, t)[0]
-	f, err := compileLogFormat(httpLogFormat+" %{+Q}[method] %[src] %[fe_name,upper] %HP %T %Tl %{+X}ci %fi %{+E}r", true)
+	// A running stream hands its log line the view its rules read.
+	si.view = si.logView(r.proc)
+	f, err := compileLogFormat(nil, httpLogFormat+" %{+Q}[method] %[src] %[fe_name,upper] %HP %T %Tl %{+X}ci %fi %{+E}r %[str(abc),upper,lower] %[src_port] %{+Q,+E}[fe_id]", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +521,7 @@ func FuzzCompileLogFormat(f *testing.F) {
 	ts := tcpStreams(c, f)
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, http := range []bool{true, false} {
-			lf, err := compileLogFormat(s, http)
+			lf, err := compileLogFormat(nil, s, http)
 			if err != nil {
 				if err.Error() == "" {
 					t.Fatalf("%q: empty error", s)
@@ -537,11 +548,11 @@ func BenchmarkLogFormat(b *testing.B) {
 	r, c := newLogRig(b)
 	r.proc.LogSink = func(*core.Proxy, []byte) {}
 	si := httpStreams(c, b)[0]
-	hf, err := compileLogFormat(httpLogFormat, true)
+	hf, err := compileLogFormat(nil, httpLogFormat, true)
 	if err != nil {
 		b.Fatal(err)
 	}
-	custom, err := compileLogFormat(`%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %tsc %{+Q}r %[src] %{+Q}[method,lower] %HP %T`, true)
+	custom, err := compileLogFormat(nil, `%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %tsc %{+Q}r %[src] %{+Q}[method,lower] %HP %T`, true)
 	if err != nil {
 		b.Fatal(err)
 	}

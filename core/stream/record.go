@@ -3,6 +3,8 @@ package stream
 import (
 	"net"
 	"time"
+
+	"goha/core/sample"
 )
 
 // What a stream records as it goes, for its log line.
@@ -30,6 +32,14 @@ type streamInfo struct {
 	gotResp     bool   // a response head came from the server (Tr is set)
 	connected   bool   // a server connection was established (Tc is set)
 	ck          cookieState
+	// view is what the stream's expressions read, which its log line's
+	// evaluate too; logSmp is their sample, kept here not to be
+	// allocated. nil view: none (tests).
+	view   *sample.Request
+	logSmp sample.Sample
+	// caps are the stream's capture slots; nil before a request head was
+	// parsed (HAProxy then logs from the connection, without them).
+	caps *captures
 }
 
 // beConns is %bc: the backend's streams other than this one, as HAProxy

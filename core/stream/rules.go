@@ -50,6 +50,7 @@ const (
 	actSetTimeout
 	actTarpit
 	actAuth
+	actCapture
 )
 
 // httpRule is a compiled http-request or http-response rule.
@@ -77,6 +78,8 @@ type httpRule struct {
 	reason string             // set-status
 	redir  *redirectRule      // redirect
 	expr   *sample.SampleExpr // set-src, set-dst and their ports, set-timeout
+	capX   *sample.SampleExpr // capture: the value
+	capID  int                // capture: the slot
 }
 
 type retHeader struct {

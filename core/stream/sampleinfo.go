@@ -32,11 +32,13 @@ func newSampleStream(proc *Process, si *streamInfo, ent *streamEntry, conn net.C
 }
 
 var (
-	_ sample.Stream    = (*sampleStream)(nil)
-	_ sample.ProxyInfo = (*sampleStream)(nil)
-	_ sample.TxnInfo   = (*sampleStream)(nil)
-	_ sample.ConnInfo  = (*sampleStream)(nil)
-	_ sample.TLSInfo   = (*sampleStream)(nil)
+	_ sample.Stream      = (*sampleStream)(nil)
+	_ sample.ProxyInfo   = (*sampleStream)(nil)
+	_ sample.TxnInfo     = (*sampleStream)(nil)
+	_ sample.ConnInfo    = (*sampleStream)(nil)
+	_ sample.TLSInfo     = (*sampleStream)(nil)
+	_ sample.Streamless  = (*sampleStream)(nil)
+	_ sample.CaptureInfo = (*sampleStream)(nil)
 )
 
 func (ss *sampleStream) Frontend() (string, int) {
@@ -51,6 +53,17 @@ func (ss *sampleStream) Backend() (string, int, bool) {
 		return "", 0, false
 	}
 	return ss.si.be.Name, ss.si.be.ID, true
+}
+
+// Captured reads the stream's capture slots.
+func (ss *sampleStream) Captured(res bool, id int) ([]byte, bool) {
+	return ss.si.caps.get(res, id)
+}
+
+// Streamless: an HTTP request that ended before its head was parsed is
+// logged by HAProxy from its connection, without a stream or a backend.
+func (ss *sampleStream) Streamless() bool {
+	return ss.si.fe != nil && ss.si.fe.Mode == core.ModeHTTP && len(ss.si.reqLine) == 0
 }
 
 func (ss *sampleStream) Server() (string, int, bool) {

@@ -110,6 +110,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	be := fe.defBE
 	ss := newSampleStream(proc, si, ent, c, true, shard)
 	view := &sample.Request{Client: si.client, Local: c.LocalAddr(), Vars: vars, Stream: &ss}
+	si.view = view
 	var rs ruleScratch
 	if len(fe.tcp.content) > 0 && !runTCPRules(fe.tcp.content, view, &rs) {
 		fe.FE.Dreq.Add(1)

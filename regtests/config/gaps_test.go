@@ -21,7 +21,7 @@ var gapCases = []struct {
 	{"stats-uri", inFrontend("!stats uri /stats"), "stats uri", true},
 	{"compression", inBackend("!compression algo gzip"), "compression", true},
 	{"stick-table", inBackend("!stick-table type ip size 1k"), "stick-table", true},
-	{"capture", inFrontend("!capture request header Host len 10"), "capture", true},
+	{"capture-cookie", inFrontend("!capture cookie SRV len 10"), "capture cookie", true},
 	{"tcp-request-expect-proxy", inFrontend("!tcp-request connection expect-proxy layer4"), "tcp-request connection expect-proxy", true},
 	{"http-buffer-request", inFrontend("!option http-buffer-request"), "option http-buffer-request", true},
 	{"h1-case-adjust", inGlobal("!h1-case-adjust content-type Content-Type"), "h1-case-adjust", true},
