@@ -45,6 +45,13 @@ func registerSection(kind string, fn func(b *builder, s *config.Section)) {
 
 func registerPostCheck(fn func(b *builder)) { postChecks = append(postChecks, fn) }
 
+// proxyChecks run on each proxy once every section is read, after its
+// references are resolved; features register theirs next to their
+// keywords.
+var proxyChecks []func(b *builder, p *Proxy)
+
+func registerProxyCheck(fn func(b *builder, p *Proxy)) { proxyChecks = append(proxyChecks, fn) }
+
 // Build turns parsed sections into a Config, reporting every problem into d
 // in one pass. The caller refuses to start when d has an alert.
 func Build(sections []config.Section, d *diag.Collector) *Config {
@@ -301,8 +308,9 @@ func (b *builder) validate() {
 		}
 		b.numberServers(p)
 		b.checkTimeouts(p)
-		b.checkDirect(p)
-		b.checkCaptureIDs(p)
+		for _, check := range proxyChecks {
+			check(b, p)
+		}
 		if p.Mode != ModeHTTP {
 			// A tcp-mode stream never parses HTTP: its rules cannot run.
 			for _, r := range []struct {

@@ -166,3 +166,5 @@ func (b *builder) checkCaptureIDs(p *Proxy) {
 		}
 	}
 }
+
+func init() { registerProxyCheck((*builder).checkCaptureIDs) }

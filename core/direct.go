@@ -18,6 +18,7 @@ func init() {
 		Keyword{Name: "dispatch", Scope: scopeBE, Args: 1, Parse: parseDispatch},
 		option("transparent", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.Transparent }),
 	)
+	registerProxyCheck((*builder).checkDirect)
 }
 
 // Direct says how the backend reaches its peer when it does not balance:
