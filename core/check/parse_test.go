@@ -208,7 +208,9 @@ func TestInheritDefaults(t *testing.T) {
 }
 
 func TestSampleAndLogFormat(t *testing.T) {
-	env := &evalEnv{vars: map[string]value{"check.n": strValue("23"), "check.s": strValue("ab")}, resp: []byte("250 ok\r\nnext")}
+	p := &probe{rules: &Rules{Vars: map[string]string{"check.n": "23", "check.s": "ab"}},
+		target: &Target{Backend: "be1", Server: "srv1"}, in: []byte("250 ok\r\nnext")}
+	p.initVars()
 	cases := map[string]string{
 		"x%[var(check.n),htonl,hex]y":              "x00000017y",
 		"%[var(check.s),hex]%%":                    "6162%",
@@ -220,19 +222,34 @@ func TestSampleAndLogFormat(t *testing.T) {
 		"%[str(a),upper]%[str(B),lower]":           "Ab",
 		"%[res.payload(100,1)]":                    "",
 		"%[bin(00410042)]":                         "",
+		"%[bin(41004200)]|":                        "A|",
+		"%[res.len]":                               "12",
+		"%[be_name]/%[srv_name]":                   "be1/srv1",
+		"%[var(txn.x)]":                            "",
+		"%[int(23),hex]":                           "0000000000000017",
 	}
 	for in, want := range cases {
-		f, err := parseLogFormat(in)
+		f, err := compileLF(in)
 		if err != nil {
 			t.Fatalf("%q: %v", in, err)
 		}
-		if got := string(f.build(env)); got != want {
+		if got := string(p.lf(f)); got != want {
 			t.Errorf("%q: got %q want %q", in, got, want)
 		}
 	}
-	for _, bad := range []string{"%t", "%[foo()]", "%[var(txn.x)]", "%[str(a),nope]", "%[res.payload(a,b)]", "%[str(a)"} {
-		if _, err := parseLogFormat(bad); err == nil {
-			t.Errorf("%q accepted", bad)
+	for bad, msg := range map[string]string{
+		"%[foo()]":            "failed to parse sample expression <foo()]> : unknown fetch method 'foo'",
+		"%[str(a),nope]":      "failed to parse sample expression <str(a),nope]> : unknown converter 'nope'",
+		"%[res.payload(a,b)]": "failed to parse sample expression <res.payload(a,b)]> : fetch method 'res.payload' : failed to parse 'a' as type 'integer' at position 1",
+		"%[str(a)":            "missing ']' after 'str(a)'",
+		"x%[req.len]y":        "sample fetch <req.len]y> may not be reliably used here because it needs 'request buffer' which is not available here",
+		"%[path]":             "sample fetch <path]> may not be reliably used here because it needs 'HTTP request headers' which is not available here",
+	} {
+		if _, err := compileLF(bad); err == nil || err.Error() != msg {
+			t.Errorf("%q: got %v, want %q", bad, err, msg)
 		}
+	}
+	if _, err := compileLF("%t"); err == nil {
+		t.Errorf("%%t accepted")
 	}
 }
