@@ -52,10 +52,12 @@ func compileExpr(s, what string) (*sample.SampleExpr, error) {
 		return nil, err
 	}
 	if !needOK(x.Need()) {
+		lead := ""
 		if what == "" {
-			what = x.FetchName()
+			// HAProxy's status-code message has a space more here.
+			what, lead = x.FetchName(), " "
 		}
-		return nil, fmt.Errorf("fetch method '%s' extracts information from '%s', none of which is available here", what, x.Need())
+		return nil, fmt.Errorf("%sfetch method '%s' extracts information from '%s', none of which is available here", lead, what, x.Need())
 	}
 	return x, nil
 }
