@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"strings"
+
+	"goha/core/sample"
 )
 
 // Backend collects the check configuration of one backend (or defaults
@@ -210,9 +212,9 @@ func httpchkRequest(a []string) (*Rule, string) {
 			if i <= 0 {
 				continue
 			}
-			f, err := parseLogFormat(strings.TrimLeft(l[i+1:], " \t"))
+			f, err := compileLF(strings.TrimLeft(l[i+1:], " \t"))
 			if err != nil {
-				f = &logFormat{parts: []lfPart{{lit: strings.TrimLeft(l[i+1:], " \t")}}}
+				f = sample.Literal(strings.TrimLeft(l[i+1:], " \t"))
 			}
 			req.Headers = append(req.Headers, HTTPHeader{Name: l[:i], value: f})
 		}

@@ -9,10 +9,19 @@
 // "*agent-check": it sends the agent string and parses the reply with a
 // custom expect.
 //
+// Rules' sample expressions and log-format strings (send-lf, expect -lf,
+// set-var(check.x), status-code, on-success/on-error, http-check send hdr,
+// uri-lf and body-lf) compile and evaluate with goha's one sample engine,
+// core/sample: a probe hands it a Request carrying the check's variables
+// (scope check), what the server sent since the last send (res.payload,
+// res.len, res.payload_lv), for http-check the parsed response head
+// (res.hdr, res.fhdr, status), and the backend and server names. Fetches
+// that need a request are refused, as HAProxy refuses them in checks.
+//
 // Layout:
 //
 //	status.go   check status codes and their texts (L4OK, L7STS, ...)
-//	sample.go   the small sample/log-format language used by rules
+//	eval.go     what rules' expressions read: the probe as core/sample sees it
 //	rules.go    rule and ruleset types
 //	parse.go    tcp-check / http-check rule parsers
 //	backend.go  per-backend check configuration (options, inheritance, finalize)
@@ -31,8 +40,9 @@
 // configured check has one goroutine in the Scheduler, so at most one probe
 // per check is in flight; a probe holds no lock while it does I/O.
 //
-// The package imports nothing of goha: servers are reached through the
-// Reporter interface, and configuration arrives as already tokenized words.
+// Of goha, the package imports only the leaves core/sample and core/http1:
+// servers are reached through the Reporter interface, and configuration
+// arrives as already tokenized words.
 // Configuration must be complete (options may follow server lines) before
 // Backend.Finalize runs; checks are initialised after that.
 package check

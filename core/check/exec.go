@@ -15,6 +15,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"goha/core/http1"
+	"goha/core/sample"
 )
 
 // bufSize is the receive buffer of a probe, HAProxy's default tune.bufsize.
@@ -118,12 +121,21 @@ type probe struct {
 	in       []byte
 	buf      *[]byte // pooled backing array of in
 	eof      bool
-	vars     map[string]value
+	vars     sample.Vars
 	done     bool
 	out      Outcome
 	agentRep *AgentReply
 	http     *httpResponse
 	prior    *Outcome
+
+	// smp is the Request expressions evaluate with; head is the HTTP
+	// response head parsed from a copy of in (headBuf) for them, valid
+	// while headDone (headOK: it parsed).
+	smp              sample.Request
+	head             http1.Head
+	headBuf          []byte
+	headDone, headOK bool
+	tmp              sample.Sample
 }
 
 // Run runs a check ruleset once against the target and returns HAProxy's
@@ -178,10 +190,6 @@ func (p *probe) setPrior(st Status, desc string) {
 	p.prior = &Outcome{Status: st, Code: p.out.Code, Desc: desc, Duration: time.Since(p.start)}
 }
 
-func (p *probe) env() *evalEnv {
-	return &evalEnv{vars: p.vars, resp: p.in, now: time.Now(), backend: p.target.Backend, server: p.target.Server}
-}
-
 func (p *probe) isTCPProto() bool { return p.rules.Proto == ProtoTCP }
 
 func (p *probe) run() {
@@ -189,13 +197,7 @@ func (p *probe) run() {
 		p.setStatus(StatusSockErr, "")
 		return
 	}
-	p.vars = make(map[string]value, len(p.rules.Vars)+len(p.target.Vars))
-	for k, v := range p.rules.Vars {
-		p.vars[k] = strValue(v)
-	}
-	for k, v := range p.target.Vars {
-		p.vars[k] = strValue(v)
-	}
+	p.initVars()
 	rules := p.rules.Set.Rules
 	mustRead := true
 	lastRead := false
@@ -242,13 +244,13 @@ func (p *probe) run() {
 				continue
 			}
 		case ActSetVar:
-			if v, ok := r.varExpr.eval(p.env()); ok {
-				p.vars[r.VarName] = v
+			if r.varExpr.Eval(p.view(), &p.tmp) {
+				p.vars.Set(r.varName, &p.tmp)
 			} else {
-				delete(p.vars, r.VarName)
+				p.vars.Unset(r.varName)
 			}
 		case ActUnsetVar:
-			delete(p.vars, r.VarName)
+			p.vars.Unset(r.varName)
 		}
 		if p.done {
 			return
@@ -415,6 +417,7 @@ func (p *probe) connect(r *Rule) evalRet {
 		p.closeConn()
 	}
 	p.in = p.in[:0]
+	p.inChanged()
 	p.eof = false
 	c := r.Connect
 	t := p.target
@@ -578,6 +581,7 @@ func (p *probe) send(r *Rule) evalRet {
 		return evalStop
 	}
 	p.in = p.in[:0]
+	p.inChanged()
 	p.eof = false
 	s := r.Send
 	var data []byte
@@ -589,9 +593,9 @@ func (p *probe) send(r *Rule) evalRet {
 		}
 		data = s.Data
 	case SendStringLF:
-		data = s.fmt.build(p.env())
+		data = p.lf(s.fmt)
 	case SendBinaryLF:
-		txt := s.fmt.build(p.env())
+		txt := p.lf(s.fmt)
 		if len(txt) == 0 {
 			return evalContinue
 		}
@@ -615,14 +619,13 @@ func (p *probe) send(r *Rule) evalRet {
 }
 
 func (p *probe) buildHTTP(h *HTTPRequest) []byte {
-	env := p.env()
 	meth := h.Method
 	if meth == "" {
 		meth = "OPTIONS"
 	}
 	uri := h.URI
 	if h.uriFmt != nil {
-		uri = string(h.uriFmt.build(env))
+		uri = string(p.lf(h.uriFmt))
 	}
 	if uri == "" {
 		uri = "/"
@@ -633,13 +636,13 @@ func (p *probe) buildHTTP(h *HTTPRequest) []byte {
 	}
 	body := []byte(h.Body)
 	if h.bodyFmt != nil {
-		body = h.bodyFmt.build(env)
+		body = p.lf(h.bodyFmt)
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s %s %s\r\n", meth, uri, vsn)
 	connHdr := false
 	for _, hd := range h.Headers {
-		v := hd.value.build(env)
+		v := p.lf(hd.value)
 		if len(v) == 0 {
 			continue
 		}
@@ -685,6 +688,7 @@ func (p *probe) recv(r *Rule) bool {
 	}
 	n, err := p.conn.Read(p.in[len(p.in):bufSize])
 	p.in = p.in[:len(p.in)+n]
+	p.inChanged()
 	if n > 0 {
 		return true
 	}
@@ -725,10 +729,10 @@ func (p *probe) applyStatusCode(e *ExpectRule) {
 	if e.statusCode == nil {
 		return
 	}
-	if v, ok := e.statusCode.eval(p.env()); ok {
-		if n, ok := v.asInt(); ok {
-			p.out.Code = int(n)
-		}
+	v := p.view()
+	// HAProxy reads the code from the sample as text, as atol does.
+	if e.statusCode.Eval(v, &p.tmp) && sample.Cast(v, &p.tmp, sample.TStr) {
+		p.out.Code = int(atolPrefix(string(p.tmp.B)))
 	}
 }
 
@@ -740,7 +744,7 @@ func (p *probe) expectErrorMsg(r *Rule, match bool, info string) string {
 	case info != "":
 		b.WriteString(info)
 	case e.onError != nil:
-		b.Write(e.onError.build(p.env()))
+		b.Write(p.lf(e.onError))
 	case !p.isTCPProto():
 	default:
 		if match {
@@ -780,7 +784,7 @@ func (p *probe) expectSuccessMsg(r *Rule) string {
 	e := r.Expect
 	var out string
 	if e.onSuccess != nil {
-		out = string(e.onSuccess.build(p.env()))
+		out = string(p.lf(e.onSuccess))
 	} else if p.isTCPProto() {
 		out = "(tcp-check)"
 	}
@@ -821,7 +825,7 @@ func (p *probe) expect(r *Rule, lastRead bool) evalRet {
 		match = e.re.MatchString(strings.ToUpper(fmt.Sprintf("%x", p.in)))
 	case ExpectStringLF, ExpectBinaryLF:
 		match = false
-		pat := e.fmt.build(p.env())
+		pat := p.lf(e.fmt)
 		if len(pat) == 0 {
 			return p.fail(r, StatusL7Rsp, false, "log-format string evaluated to an empty string")
 		}

@@ -36,13 +36,13 @@ func FuzzParseTCPCheck(f *testing.F) {
 		}
 		// Evaluate every expect against the input bytes, complete or not.
 		for _, last := range []bool{false, true} {
-			p := &probe{rules: rules, target: &Target{}, vars: map[string]value{}, in: []byte(s)}
+			p := &probe{rules: rules, target: &Target{}, in: []byte(s)}
 			for _, r := range rules.Set.Rules {
 				if r.Action == ActExpect && !p.done {
 					p.expect(r, last)
 				}
 				if r.Action == ActSend && r.Send.fmt != nil {
-					r.Send.fmt.build(p.env())
+					p.lf(r.Send.fmt)
 				}
 			}
 		}
@@ -68,7 +68,7 @@ func FuzzParseHTTPCheck(f *testing.F) {
 			return
 		}
 		for _, eof := range []bool{false, true} {
-			p := &probe{rules: rules, target: &Target{}, vars: map[string]value{}, in: []byte(resp), eof: eof}
+			p := &probe{rules: rules, target: &Target{}, in: []byte(resp), eof: eof}
 			for _, r := range rules.Set.Rules {
 				switch r.Action {
 				case ActExpect:
@@ -126,7 +126,7 @@ func FuzzProtocolReplies(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, rules := range sets {
 			for _, last := range []bool{false, true} {
-				p := &probe{rules: rules, target: &Target{}, vars: map[string]value{}, in: in}
+				p := &probe{rules: rules, target: &Target{}, in: in}
 				for _, r := range rules.Set.Rules {
 					if r.Action == ActExpect && !p.done {
 						if p.expect(r, last) != evalContinue {

@@ -202,10 +202,10 @@ func (p *probe) expectHTTP(r *Rule, lastRead bool) evalRet {
 		match = false
 		name, value := e.hdrName, e.hdrValue
 		if e.hdrNameFmt != nil {
-			name = string(e.hdrNameFmt.build(p.env()))
+			name = string(p.lf(e.hdrNameFmt))
 		}
 		if e.hdrValueFmt != nil {
-			value = string(e.hdrValueFmt.build(p.env()))
+			value = string(p.lf(e.hdrValueFmt))
 		}
 	headers:
 		for _, h := range resp.headers {
@@ -249,7 +249,7 @@ func (p *probe) expectHTTP(r *Rule, lastRead bool) evalRet {
 		}
 		var pat []byte
 		if e.Kind == ExpectHTTPBodyLF {
-			pat = e.fmt.build(p.env())
+			pat = p.lf(e.fmt)
 			if len(pat) == 0 {
 				return p.fail(r, StatusL7Rsp, false, "log-format string evaluated to an empty string")
 			}

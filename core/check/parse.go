@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"goha/core/sample"
 )
 
 // arg returns words[i] or "" past the end, as HAProxy's argument arrays do.
@@ -238,7 +240,7 @@ func parseSend(words []string) (*Rule, error) {
 		}
 		r.Send.Data = b
 	default:
-		f, err := parseLogFormat(data)
+		f, err := compileLF(data)
 		if err != nil {
 			return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", data, err)
 		}
@@ -275,7 +277,7 @@ func parseSendHTTP(words []string) (*Rule, error) {
 			}
 			req.URI, req.uriFmt = a, nil
 			if w == "uri-lf" {
-				f, err := parseLogFormat(a)
+				f, err := compileLF(a)
 				if err != nil {
 					return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", a, err)
 				}
@@ -297,7 +299,7 @@ func parseSendHTTP(words []string) (*Rule, error) {
 			} else if lower == "content-length" || lower == "transfer-encoding" {
 				continue
 			}
-			f, err := parseLogFormat(v)
+			f, err := compileLF(v)
 			if err != nil {
 				return nil, err
 			}
@@ -309,7 +311,7 @@ func parseSendHTTP(words []string) (*Rule, error) {
 			}
 			req.Body, req.bodyFmt = a, nil
 			if w == "body-lf" {
-				f, err := parseLogFormat(a)
+				f, err := compileLF(a)
 				if err != nil {
 					return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", a, err)
 				}
@@ -583,7 +585,7 @@ func parseExpect(words []string, prev []*Rule, http bool) (*Rule, error) {
 			if err != nil {
 				return nil, err
 			}
-			x, perr := parseSample(a)
+			x, perr := compileExpr(a, "")
 			if perr != nil {
 				return nil, fmt.Errorf("error detected while parsing status-code expression : %s", perr)
 			}
@@ -593,14 +595,14 @@ func parseExpect(words []string, prev []*Rule, http bool) (*Rule, error) {
 		}
 	}
 	if hasOnSuccess {
-		f, err := parseLogFormat(onSuccess)
+		f, err := compileLF(onSuccess)
 		if err != nil {
 			return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", onSuccess, err)
 		}
 		e.onSuccess = f
 	}
 	if hasOnError {
-		f, err := parseLogFormat(onError)
+		f, err := compileLF(onError)
 		if err != nil {
 			return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", onError, err)
 		}
@@ -628,7 +630,7 @@ func parseExpect(words []string, prev []*Rule, http bool) (*Rule, error) {
 			return nil, err
 		}
 	case ExpectStringLF, ExpectBinaryLF, ExpectHTTPBodyLF:
-		if e.fmt, err = parseLogFormat(pattern); err != nil {
+		if e.fmt, err = compileLF(pattern); err != nil {
 			return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", pattern, err)
 		}
 	case ExpectHTTPHeader:
@@ -643,13 +645,14 @@ func parseExpect(words []string, prev []*Rule, http bool) (*Rule, error) {
 			}
 		}
 		if hdrNameFmt {
-			if e.hdrNameFmt, err = parseLogFormat(e.hdrName); err != nil {
+			if e.hdrNameFmt, err = compileLF(e.hdrName); err != nil {
 				return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", e.hdrName, err)
 			}
 		}
 		if hdrValueFmt {
-			if e.hdrValueFmt, err = parseLogFormat(e.hdrValue); err != nil {
-				return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", e.hdrValue, err)
+			if e.hdrValueFmt, err = compileLF(e.hdrValue); err != nil {
+				// HAProxy quotes the name pattern here, not the value.
+				return nil, fmt.Errorf("'%s' invalid log-format string (%s).\n", e.hdrName, err)
 			}
 		}
 	}
@@ -781,7 +784,11 @@ func parseVarAction(words []string) (*Rule, error) {
 	if !strings.HasPrefix(name, "check.") || len(name) == len("check.") {
 		return nil, fmt.Errorf("invalid variable '%s'. Only the 'check' scope is supported here", name)
 	}
-	r := &Rule{VarName: name}
+	vn, err := sample.ParseVarName(name)
+	if err != nil {
+		return nil, err
+	}
+	r := &Rule{VarName: name, varName: vn}
 	if !set {
 		if arg(words, 2) != "" {
 			return nil, fmt.Errorf("unexpected argument '%s'", words[2])
@@ -793,9 +800,11 @@ func parseVarAction(words []string) (*Rule, error) {
 	if arg(words, 2) == "" {
 		return nil, errors.New("expects a sample expression as argument")
 	}
-	x, err := parseSample(strings.Join(words[2:], " "))
+	// HAProxy reads the expression from one word and ignores what
+	// follows.
+	x, err := compileExpr(words[2], act)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("'set-var' : %s", err)
 	}
 	r.varExpr = x
 	return r, nil

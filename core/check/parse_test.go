@@ -42,6 +42,20 @@ func TestRuleParseErrors(t *testing.T) {
 		{w("http-check", "expect", "hdr", "name", "x", "-m", "foo", "y"), true, "'http-check expect' : 'only supports min-recv, [!]string', '[!]rstring', '[!]string-lf', '[!]status', '[!]rstatus', [!]hdr, [!]fhdr or comment but got '-m' as argument.."},
 		{w("http-check", "send", "foo"), true, "'http-check send' : expects 'comment', 'meth', 'uri', 'uri-lf', 'ver', 'hdr', 'body' or 'body-lf' but got 'foo' as argument.."},
 		{w("http-check", "send", "hdr", "x"), true, "'http-check send' : 'hdr' expects <name> and <value> as arguments."},
+		{w("tcp-check", "send-lf", "%[nosuch]"), false, "'tcp-check send-lf' : '%[nosuch]' invalid log-format string (failed to parse sample expression <nosuch]> : unknown fetch method 'nosuch').\n."},
+		{w("tcp-check", "send-lf", "%[str(a)"), false, "'tcp-check send-lf' : '%[str(a)' invalid log-format string (missing ']' after 'str(a)').\n."},
+		{w("tcp-check", "send-lf", "%[req.hdr(x)]"), false, "'tcp-check send-lf' : '%[req.hdr(x)]' invalid log-format string (sample fetch <req.hdr(x)]> may not be reliably used here because it needs 'HTTP request headers' which is not available here).\n."},
+		{w("tcp-check", "set-var(check.x)", "nosuch"), false, "'tcp-check set-var(check.x)' : 'set-var' : unknown fetch method 'nosuch'."},
+		{w("tcp-check", "set-var(check.y)", "str(a),nope"), false, "'tcp-check set-var(check.y)' : 'set-var' : unknown converter 'nope'."},
+		{w("tcp-check", "set-var(check.x)", "req.len"), false, "'tcp-check set-var(check.x)' : 'set-var' : fetch method 'set-var(check.x)' extracts information from 'request buffer', none of which is available here."},
+		{w("tcp-check", "expect", "string", "x", "status-code", "nosuch"), false, "'tcp-check expect' : error detected while parsing status-code expression : unknown fetch method 'nosuch'."},
+		{w("tcp-check", "expect", "string", "x", "status-code", "req.len"), false, "'tcp-check expect' : error detected while parsing status-code expression :  fetch method 'req.len' extracts information from 'request buffer', none of which is available here."},
+		{w("http-check", "expect", "string-lf", "%[str(a),nosuchconv]"), true, "'http-check expect' : '%[str(a),nosuchconv]' invalid log-format string (failed to parse sample expression <str(a),nosuchconv]> : unknown converter 'nosuchconv').\n."},
+		{w("http-check", "expect", "hdr", "name", "x", "value-lf", "%[res.fhdr(x),nope]"), true, "'http-check expect' : 'x' invalid log-format string (failed to parse sample expression <res.fhdr(x),nope]> : unknown converter 'nope').\n."},
+		{w("http-check", "expect", "hdr", "name-lf", "%[nope]", "value", "y"), true, "'http-check expect' : '%[nope]' invalid log-format string (failed to parse sample expression <nope]> : unknown fetch method 'nope').\n."},
+		{w("http-check", "send", "hdr", "x", "%[nosuch]"), true, "'http-check send' : failed to parse sample expression <nosuch]> : unknown fetch method 'nosuch'."},
+		{w("http-check", "send", "hdr", "x", "%[req.len]"), true, "'http-check send' : sample fetch <req.len]> may not be reliably used here because it needs 'request buffer' which is not available here."},
+		{w("http-check", "send", "uri-lf", "%[nosuch]"), true, "'http-check send' : '%[nosuch]' invalid log-format string (failed to parse sample expression <nosuch]> : unknown fetch method 'nosuch').\n."},
 		{w("http-check", "bar"), true, "'http-check' only supports 'disable-on-404', 'send-state', 'comment', 'connect', 'send', 'expect', 'set-var-fmt(*)', 'set-var(*)', 'unset-var(*)'. but got 'bar'"},
 	}
 	for _, c := range cases {
@@ -208,7 +222,9 @@ func TestInheritDefaults(t *testing.T) {
 }
 
 func TestSampleAndLogFormat(t *testing.T) {
-	env := &evalEnv{vars: map[string]value{"check.n": strValue("23"), "check.s": strValue("ab")}, resp: []byte("250 ok\r\nnext")}
+	p := &probe{rules: &Rules{Vars: map[string]string{"check.n": "23", "check.s": "ab"}},
+		target: &Target{Backend: "be1", Server: "srv1"}, in: []byte("250 ok\r\nnext")}
+	p.initVars()
 	cases := map[string]string{
 		"x%[var(check.n),htonl,hex]y":              "x00000017y",
 		"%[var(check.s),hex]%%":                    "6162%",
@@ -220,19 +236,34 @@ func TestSampleAndLogFormat(t *testing.T) {
 		"%[str(a),upper]%[str(B),lower]":           "Ab",
 		"%[res.payload(100,1)]":                    "",
 		"%[bin(00410042)]":                         "",
+		"%[bin(41004200)]|":                        "A|",
+		"%[res.len]":                               "12",
+		"%[be_name]/%[srv_name]":                   "be1/srv1",
+		"%[var(txn.x)]":                            "",
+		"%[int(23),hex]":                           "0000000000000017",
 	}
 	for in, want := range cases {
-		f, err := parseLogFormat(in)
+		f, err := compileLF(in)
 		if err != nil {
 			t.Fatalf("%q: %v", in, err)
 		}
-		if got := string(f.build(env)); got != want {
+		if got := string(p.lf(f)); got != want {
 			t.Errorf("%q: got %q want %q", in, got, want)
 		}
 	}
-	for _, bad := range []string{"%t", "%[foo()]", "%[var(txn.x)]", "%[str(a),nope]", "%[res.payload(a,b)]", "%[str(a)"} {
-		if _, err := parseLogFormat(bad); err == nil {
-			t.Errorf("%q accepted", bad)
+	for bad, msg := range map[string]string{
+		"%[foo()]":            "failed to parse sample expression <foo()]> : unknown fetch method 'foo'",
+		"%[str(a),nope]":      "failed to parse sample expression <str(a),nope]> : unknown converter 'nope'",
+		"%[res.payload(a,b)]": "failed to parse sample expression <res.payload(a,b)]> : fetch method 'res.payload' : failed to parse 'a' as type 'integer' at position 1",
+		"%[str(a)":            "missing ']' after 'str(a)'",
+		"x%[req.len]y":        "sample fetch <req.len]y> may not be reliably used here because it needs 'request buffer' which is not available here",
+		"%[path]":             "sample fetch <path]> may not be reliably used here because it needs 'HTTP request headers' which is not available here",
+	} {
+		if _, err := compileLF(bad); err == nil || err.Error() != msg {
+			t.Errorf("%q: got %v, want %q", bad, err, msg)
 		}
+	}
+	if _, err := compileLF("%t"); err == nil {
+		t.Errorf("%%t accepted")
 	}
 }

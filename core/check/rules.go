@@ -2,6 +2,8 @@ package check
 
 import (
 	"regexp"
+
+	"goha/core/sample"
 )
 
 // Action is the kind of a tcp-check rule.
@@ -63,7 +65,7 @@ const (
 // log-format string.
 type HTTPHeader struct {
 	Name  string
-	value *logFormat
+	value *sample.Expr
 }
 
 // HTTPRequest is the request of an http-check send rule.
@@ -73,8 +75,8 @@ type HTTPRequest struct {
 	Version    string // "" means HTTP/1.0
 	Headers    []HTTPHeader
 	Body       string
-	uriFmt     *logFormat
-	bodyFmt    *logFormat
+	uriFmt     *sample.Expr
+	bodyFmt    *sample.Expr
 	FromOption bool // comes from "option httpchk"
 }
 
@@ -82,7 +84,7 @@ type HTTPRequest struct {
 type SendRule struct {
 	Kind SendKind
 	Data []byte // SendString, SendBinary
-	fmt  *logFormat
+	fmt  *sample.Expr
 	HTTP *HTTPRequest
 }
 
@@ -126,14 +128,14 @@ type ExpectRule struct {
 	MinRecv    int // -1: not set
 	Data       []byte
 	re         *regexp.Regexp
-	fmt        *logFormat
+	fmt        *sample.Expr
 	Codes      [][2]int
-	onSuccess  *logFormat
-	onError    *logFormat
+	onSuccess  *sample.Expr
+	onError    *sample.Expr
 	OKStatus   Status // StatusUnknown: default
 	ErrStatus  Status
 	ToutStatus Status
-	statusCode *sampleExpr
+	statusCode *sample.SampleExpr
 	custom     customFunc
 	headIndex  int // position in the ruleset of the first expect of this chain
 
@@ -143,7 +145,7 @@ type ExpectRule struct {
 	hdrNameRe, hdrValueRe       *regexp.Regexp
 	// hdrNameFmt and hdrValueFmt are the name-lf and value-lf patterns,
 	// built again at each probe.
-	hdrNameFmt, hdrValueFmt *logFormat
+	hdrNameFmt, hdrValueFmt *sample.Expr
 }
 
 // Rule is one tcp-check rule.
@@ -155,7 +157,8 @@ type Rule struct {
 	Send    *SendRule
 	Expect  *ExpectRule
 	VarName string // set-var / unset-var, with its "check." prefix
-	varExpr *sampleExpr
+	varName sample.VarName
+	varExpr *sample.SampleExpr
 }
 
 // Ruleset is an ordered list of rules. Protocol rulesets are shared: one

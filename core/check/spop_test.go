@@ -208,7 +208,7 @@ func FuzzSPOPAgentFrame(f *testing.F) {
 			}
 		}
 		for _, last := range []bool{false, true} {
-			p := &probe{rules: &Rules{Set: rules, Proto: ProtoSPOP}, target: &Target{}, vars: map[string]value{}, in: in}
+			p := &probe{rules: &Rules{Set: rules, Proto: ProtoSPOP}, target: &Target{}, in: in}
 			ret := spopExpect(p, rules.Rules[len(rules.Rules)-1], last)
 			if last && ret == evalWait {
 				t.Fatal("waits after the last read")
