@@ -80,6 +80,7 @@ type hconn struct {
 	// expressions read, apart from view's scratch space.
 	uidBuf []byte
 	uidReq sample.Request
+	hints  []byte // the 103 response early-hint rules are building
 }
 
 // dropRequest drops the request being answered from the client buffer.

@@ -43,6 +43,7 @@ type streamInfo struct {
 	// uid is the unique id once uidState is uidSet (see uniqueID).
 	uid      []byte
 	uidState uint8
+	logLevel int8 // set-log-level: 0 the default, logSilent, else the level plus one
 }
 
 // beConns is %bc: the backend's streams other than this one, as HAProxy
