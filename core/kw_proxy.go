@@ -314,10 +314,8 @@ var proxyKeywords = []Keyword{
 	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseFilter, Unimplemented: Refused},
 	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "unique-id-format", Scope: scopeProxy, Args: 1, TooMany: func(c *kwCtx, args []string) error {
-		return errf("unique-id-format expects only one argument, don't forget to escape spaces!")
-	}, Unimplemented: Refused},
-	{Name: "unique-id-header", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "unique-id-format", Scope: scopeProxy, Args: ArgsAny, Parse: parseUniqueIDFormat},
+	{Name: "unique-id-header", Scope: scopeProxy, Args: ArgsAny, Parse: parseUniqueIDHeader},
 	{Name: "server-template", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "email-alert", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	// Without the server keyword dynamic-cookie, which goha does not know,

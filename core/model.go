@@ -101,6 +101,7 @@ type ProxyConf struct {
 	HTTPLogCLF                                bool
 	TCPLog                                    bool
 	LogFormat                                 string
+	UniqueID                                  UniqueID
 	LogTag                                    string
 	LogGlobal                                 bool
 	NoLog                                     bool

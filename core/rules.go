@@ -42,6 +42,14 @@ var ruleActions = map[string]func(args []string) int{
 	"set-timeout":    fixedArgs(2),
 	"tarpit":         replyArgs(true),
 	"auth":           authArgs,
+	// core/stream/actions_more.go
+	"set-log-level":    fixedArgs(1),
+	"strict-mode":      fixedArgs(1),
+	"disable-l7-retry": fixedArgs(0),
+	"set-nice":         fixedArgs(1),
+	"set-mark":         fixedArgs(1),
+	"set-tos":          fixedArgs(1),
+	"early-hint":       fixedArgs(2),
 }
 
 // authArgs reads [realm <realm>].

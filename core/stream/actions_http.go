@@ -129,7 +129,7 @@ func compileMore(env *sample.Env, r *httpRule, args []string, resp bool) (bool, 
 			r.expr, err = sample.CompileExpr(env, args[2])
 		}
 	default:
-		return false, nil
+		return compileOther(r, args, env, resp)
 	}
 	return true, err
 }
@@ -258,6 +258,8 @@ func (hc *hconn) applyReqAction(r *httpRule, v *sample.Request) {
 		} else {
 			hc.tunTimeout = d
 		}
+	default:
+		hc.applyOther(r, v)
 	}
 }
 
@@ -467,6 +469,8 @@ func (hc *hconn) applyRespAction(r *httpRule, v *sample.Request, h *http1.Head) 
 		hc.rwResp.SetStatus(strconv.AppendInt(nil, int64(r.status), 10), []byte(r.reason))
 		v.Status = r.status
 		return r.status
+	default:
+		hc.applyOther(r, v)
 	}
 	return 0
 }

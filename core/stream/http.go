@@ -76,6 +76,11 @@ type hconn struct {
 	srvTimeout, tunTimeout time.Duration
 	ss                     sampleStream // what sample fetches learn of the exchange
 	caps                   captures     // the exchange's capture slots
+	// uidBuf holds the exchange's unique id; uidReq is what its format's
+	// expressions read, apart from view's scratch space.
+	uidBuf []byte
+	uidReq sample.Request
+	hints  []byte // the 103 response early-hint rules are building
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -394,6 +399,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		srvMode = http1.ConnKeepAlive
 	}
 	hc.rwReq.SetConnection(req, srvMode)
+	hc.addUniqueID(proc, fe, view)
 	if fe.ForwardFor || be.ForwardFor {
 		if ap, ok := addrPortOf(si.client); ok {
 			clientIP = ap.Addr()

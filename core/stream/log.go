@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"goha/ring"
 	"net"
 	"strconv"
 	"time"
@@ -76,7 +75,7 @@ func (proc *Process) logTCP(si *streamInfo) {
 	// option dontlognull: a connection that brought no byte from the
 	// client is not logged. (An HTTP connection closed before its first
 	// byte is never logged: it has no request.)
-	if !proc.wantsLog(si.fe) || si.fe.DontLogNull && si.bytesIn == 0 {
+	if !proc.wantsLog(si.fe) || si.fe.DontLogNull && si.bytesIn == 0 || si.logLevel == logSilent {
 		return
 	}
 	if si.fe.logFmt != nil {
@@ -100,7 +99,7 @@ func (proc *Process) logTCP(si *streamInfo) {
 	b = strconv.AppendInt(b, si.bytesOut, 10)
 	b = append(b, ' ', si.term[0], si.term[1], ' ')
 	b = proc.appendConnCounts(b, si)
-	proc.emitLog(si.fe, b)
+	proc.emitLog(si.fe, b, si.level())
 	*bp = b
 	logBufs.Put(bp)
 }
@@ -109,7 +108,7 @@ func (proc *Process) logTCP(si *streamInfo) {
 // %ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc
 // %ac/%fc/%bc/%sc/%rc %sq/%bq %{+Q}r
 func (proc *Process) logHTTP(si *streamInfo) {
-	if !proc.wantsLog(si.fe) {
+	if !proc.wantsLog(si.fe) || si.logLevel == logSilent {
 		return
 	}
 	if si.fe.logFmt != nil {
@@ -149,7 +148,7 @@ func (proc *Process) logHTTP(si *streamInfo) {
 		b = append(b, "<BADREQ>"...)
 	}
 	b = append(b, '"')
-	proc.emitLog(si.fe, b)
+	proc.emitLog(si.fe, b, si.level())
 	*bp = b
 	logBufs.Put(bp)
 }
@@ -158,7 +157,7 @@ func (proc *Process) logHTTP(si *streamInfo) {
 func (proc *Process) logCustom(si *streamInfo) {
 	bp := logBufs.Get()
 	b := si.fe.logFmt.appendLine((*bp)[:0], proc, si)
-	proc.emitLog(si.fe, b)
+	proc.emitLog(si.fe, b, si.level())
 	*bp = b
 	logBufs.Put(bp)
 }
@@ -169,9 +168,9 @@ func (proc *Process) wantsLog(fe *proxy) bool {
 
 // emitLog hands a finished line to the sinks. LogSink, when set, gets the
 // message without a trailing newline (the logging layer frames it).
-func (proc *Process) emitLog(fe *proxy, line []byte) {
+func (proc *Process) emitLog(fe *proxy, line []byte, level int) {
 	if fe.HasLoggers() {
-		fe.SendLog(line, ring.LevelInfo)
+		fe.SendLog(line, level)
 	}
 	if proc.LogSink != nil {
 		proc.LogSink(fe.Proxy, line)

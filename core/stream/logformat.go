@@ -191,6 +191,12 @@ func compileLogFormat(env *sample.Env, s string, http bool) (*logFormat, error) 
 // (caps) or not: %hr, %hs, %hrl and %hsl print only with slots, and then
 // the separators around them are decided as the line is built.
 func compileLogFormatCaps(env *sample.Env, s string, http, caps bool) (*logFormat, error) {
+	return compileLF(env, s, http, caps, lfGone)
+}
+
+// compileLF compiles s for a place where the fetches that need what gone
+// says are refused.
+func compileLF(env *sample.Env, s string, http, caps bool, gone func(sample.Need) bool) (*logFormat, error) {
 	f := &logFormat{src: s}
 	opts := lfMandatory
 	var text []byte
@@ -255,7 +261,7 @@ func compileLogFormatCaps(env *sample.Env, s string, http, caps bool) (*logForma
 			nodeOpts = applyLFFlags(nodeOpts, arg)
 		}
 		if s[i] == '[' {
-			e, end, err := parseLFSample(env, s, i+1)
+			e, end, err := parseLFSample(env, s, i+1, gone)
 			if err != nil {
 				return nil, err
 			}
@@ -384,13 +390,13 @@ func lfGone(n sample.Need) bool {
 // parseLFSample parses the expression that starts at s[start] (after
 // "%[") with the sample engine and returns it with the position of its
 // closing ']'.
-func parseLFSample(env *sample.Env, s string, start int) (*sample.SampleExpr, int, error) {
+func parseLFSample(env *sample.Env, s string, start int, gone func(sample.Need) bool) (*sample.SampleExpr, int, error) {
 	rest := s[start:]
 	e, n, err := sample.ParseExpr(env, rest)
 	if err != nil {
 		return nil, 0, fmt.Errorf("failed to parse sample expression <%s> : %v", rest, err)
 	}
-	if need := e.Need(); lfGone(need) {
+	if need := e.Need(); gone(need) {
 		return nil, 0, fmt.Errorf("sample fetch <%s> may not be reliably used here because it needs '%s' which is not available here", rest, need)
 	}
 	i := start + n
@@ -701,6 +707,13 @@ func (f *logFormat) frontAddr(proc *Process, fe *proxy) (netip.AddrPort, bool) {
 
 // appendLine evaluates f for the stream si.
 func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
+	return f.build(b, proc, si, nil)
+}
+
+// build evaluates f for the stream si; its expressions read live, with
+// the messages as they are now, or when live is nil the stream's view
+// with the heads put aside.
+func (f *logFormat) build(b []byte, proc *Process, si *streamInfo, live *sample.Request) []byte {
 	fe := si.fe
 	be := si.be
 	if be == nil {
@@ -708,8 +721,8 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 	}
 	// r is what the expressions read: the stream's, with the messages'
 	// heads put aside, as they are gone in HAProxy when it logs.
-	var r *sample.Request
-	if f.hasExpr {
+	r := live
+	if f.hasExpr && r == nil {
 		r = si.logView(proc)
 		head, req, status := r.Head, r.Req, r.Status
 		r.Head, r.Req, r.Status = nil, nil, 0
@@ -861,7 +874,10 @@ func (f *logFormat) appendLine(b []byte, proc *Process, si *streamInfo) []byte {
 			b = strconv.AppendInt(b, si.bytesOut, 10)
 		case lfBytesIn:
 			b = strconv.AppendInt(b, si.bytesIn, 10)
-		case lfCookieCli, lfCookieSrv, lfUniqueID, lfSSLCipher, lfSSLVersion:
+		case lfUniqueID:
+			id, _ := si.uniqueID(proc, nil)
+			b = appendLFText(b, id, o)
+		case lfCookieCli, lfCookieSrv, lfSSLCipher, lfSSLVersion:
 			b = appendLFText(b, "", o)
 		case lfTermState:
 			b = append(b, si.term[0], si.term[1])

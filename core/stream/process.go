@@ -120,6 +120,7 @@ func (proc *Process) Prepare(d *diag.Collector) {
 	proc.setGlobalVars(d)
 	proc.compileHTTP(d)
 	proc.compileLogFormats(d)
+	proc.compileUniqueIDs(d)
 }
 
 // proxyOf is the process's view of the model's proxy cp; nil for nil or a
@@ -201,6 +202,7 @@ type proxy struct {
 	errReply   map[int]*http1.Reply
 	errDyn     map[int]*httpRule // http-error pages built per request
 	logFmt     *logFormat        // nil: the httplog or tcplog fast paths
+	uidFmt     *logFormat        // unique-id-format; nil: none
 
 	errs [2]*ErrorCapture // last request and response errors; Process.capMu guards them
 

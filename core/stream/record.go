@@ -40,6 +40,10 @@ type streamInfo struct {
 	// caps are the stream's capture slots; nil before a request head was
 	// parsed (HAProxy then logs from the connection, without them).
 	caps *captures
+	// uid is the unique id once uidState is uidSet (see uniqueID).
+	uid      []byte
+	uidState uint8
+	logLevel int8 // set-log-level: 0 the default, logSilent, else the level plus one
 }
 
 // beConns is %bc: the backend's streams other than this one, as HAProxy

@@ -133,6 +133,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 				p.reqRules = append(p.reqRules, rule)
 			}
 		}
+		markHintGroups(p.reqRules)
 		for _, r := range p.HTTPRespRules {
 			if rule, err := compileRule(proc.envAt(r.Pos), r.Words, named, true); authError(d, p, r.Pos, "", "http-response", err) {
 			} else if err != nil {

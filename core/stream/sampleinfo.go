@@ -32,13 +32,14 @@ func newSampleStream(proc *Process, si *streamInfo, ent *streamEntry, conn net.C
 }
 
 var (
-	_ sample.Stream      = (*sampleStream)(nil)
-	_ sample.ProxyInfo   = (*sampleStream)(nil)
-	_ sample.TxnInfo     = (*sampleStream)(nil)
-	_ sample.ConnInfo    = (*sampleStream)(nil)
-	_ sample.TLSInfo     = (*sampleStream)(nil)
-	_ sample.Streamless  = (*sampleStream)(nil)
-	_ sample.CaptureInfo = (*sampleStream)(nil)
+	_ sample.Stream       = (*sampleStream)(nil)
+	_ sample.ProxyInfo    = (*sampleStream)(nil)
+	_ sample.TxnInfo      = (*sampleStream)(nil)
+	_ sample.ConnInfo     = (*sampleStream)(nil)
+	_ sample.TLSInfo      = (*sampleStream)(nil)
+	_ sample.Streamless   = (*sampleStream)(nil)
+	_ sample.CaptureInfo  = (*sampleStream)(nil)
+	_ sample.UniqueIDInfo = (*sampleStream)(nil)
 )
 
 func (ss *sampleStream) Frontend() (string, int) {
