@@ -284,7 +284,7 @@ var proxyKeywords = []Keyword{
 		return nil
 	}},
 	option("abortonclose", scopeDefaults|scopeBE, func(p *Proxy) *bool { return &p.AbortOnClose }),
-	unimplementedOption("http-buffer-request", Refused),
+	option("http-buffer-request", scopeProxy, func(p *Proxy) *bool { return &p.BufferRequest }),
 	option("splice-auto", scopeProxy, func(p *Proxy) *bool { return &p.SpliceAuto }),
 	option("splice-request", scopeProxy, func(p *Proxy) *bool { return &p.SpliceRequest }),
 	option("splice-response", scopeProxy, func(p *Proxy) *bool { return &p.SpliceResponse }),

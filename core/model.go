@@ -120,6 +120,7 @@ type ProxyConf struct {
 	Description                               string
 	LogHealthChecks                           bool
 	InspectDelay                              time.Duration // tcp-request inspect-delay
+	BufferRequest                             bool          // option http-buffer-request
 
 	// CookiePersist is the `cookie` line read; nil without one.
 	CookiePersist *CookieConf

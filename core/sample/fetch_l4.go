@@ -60,7 +60,11 @@ func init() {
 		tcpInfoFetch("fc_reordering", nil, func(ti *TCPInfo) uint32 { return ti.Reordering }),
 
 		Fetch{Name: "wait_end", Out: TBool, Fn: func(r *Request, a []Arg, s *Sample) bool {
-			// Rules run once their inspection delay is over: always true.
+			// True once inspection is over; no sample before (the
+			// rules then wait), as in HAProxy.
+			if partial(r, false) || partial(r, true) {
+				return false
+			}
 			s.setBool(true)
 			return true
 		}},

@@ -316,6 +316,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		return false, park
 	}
 	req := &hc.req
+	if fe.BufferRequest && !proc.bufferBody(fe, c, cbuf, hc, hlen, si) {
+		return false, false
+	}
 	hc.ent.calls.Add(1)
 	proc.countStreamCall(shard)
 	fe.FE.H1OpenStreams.Add(1)
@@ -366,6 +369,12 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	defer be.BE.SessionEnd()
 	be.BE.Request(now)
 	if be != fe {
+		if be.BufferRequest && !fe.BufferRequest {
+			if !proc.bufferBody(fe, c, cbuf, hc, hlen, si) {
+				return false, false
+			}
+			si.host = req.Host()
+		}
 		if len(be.tcp.content) > 0 && !runTCPRules(be.tcp.content, view, &hc.rs) {
 			return proc.rejectRequest(fe, be, si), false
 		}

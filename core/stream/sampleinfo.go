@@ -24,6 +24,10 @@ type sampleStream struct {
 	conn  net.Conn     // the client connection as served, TLS layer included
 	first bool         // the first request of its connection
 	shard int
+	insp  *inspection // the client's bytes under tcp-request content inspection; nil if none
+	// The request's body read by option http-buffer-request (bodyOK).
+	body   []byte
+	bodyOK bool
 }
 
 // newSampleStream describes the stream si of proc, served on conn.

@@ -112,7 +112,9 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	view := &sample.Request{Client: si.client, Local: c.LocalAddr(), Vars: vars, Stream: &ss}
 	si.view = view
 	var rs ruleScratch
-	if len(fe.tcp.content) > 0 && !runTCPRules(fe.tcp.content, view, &rs) {
+	in := &inspection{}
+	ss.insp = in
+	if len(fe.tcp.content) > 0 && !proc.inspect(c, in, fe.tcp.content, fe.InspectDelay, view, &rs) {
 		fe.FE.Dreq.Add(1)
 		si.term = [2]byte{'P', 'R'}
 		proc.logTCP(si)
@@ -124,7 +126,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 			break
 		}
 	}
-	if be != nil && be != fe && len(be.tcp.content) > 0 && !runTCPRules(be.tcp.content, view, &rs) {
+	if be != nil && be != fe && len(be.tcp.content) > 0 && !proc.inspect(c, in, be.tcp.content, be.InspectDelay, view, &rs) {
 		be.BE.Dreq.Add(1)
 		si.be = be
 		si.term = [2]byte{'P', 'R'}
@@ -157,7 +159,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	if err != nil {
 		// What the client sent counts as received, as HAProxy's request
 		// channel counts it (dontlognull looks at it).
-		si.bytesIn = drainPending(c)
+		si.bytesIn = int64(len(in.buf)) + drainPending(c)
 		si.term = [2]byte{'S', 'C'}
 		if err == errQueueTimeout {
 			si.term = [2]byte{'s', 'Q'}
@@ -202,9 +204,14 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	}
 	defer leave()
 
+	sent, werr := forwardInspected(in, sc)
 	rc, rsc := asRaw(c), asRaw(sc)
 	upMode, downMode := spliceModes(fe, be, proc.splicing())
 	up, down, upErr, downErr, abort := relay(rc, rsc, tunnelTimeouts(fe, be), upMode, downMode)
+	if werr != nil && abort == 0 {
+		abort = 'S'
+	}
+	up += sent
 	proc.countSpliced(rc, rsc)
 	si.bytesIn, si.bytesOut = up, down
 	fe.FE.Bin.Add(up)

@@ -23,7 +23,6 @@ var gapCases = []struct {
 	{"stick-table", inBackend("!stick-table type ip size 1k"), "stick-table", true},
 	{"capture-cookie", inFrontend("!capture cookie SRV len 10"), "capture cookie", true},
 	{"tcp-request-expect-proxy", inFrontend("!tcp-request connection expect-proxy layer4"), "tcp-request connection expect-proxy", true},
-	{"http-buffer-request", inFrontend("!option http-buffer-request"), "option http-buffer-request", true},
 	{"h1-case-adjust", inGlobal("!h1-case-adjust content-type Content-Type"), "h1-case-adjust", true},
 	{"server-source", inBackend("!server s2 127.0.0.1:2 source 127.0.0.1"), "source", true},
 	{"server-proto-h2", inBackend("!server s2 127.0.0.1:2 proto h2"), "proto h2", true},

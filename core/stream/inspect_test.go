@@ -1,0 +1,137 @@
+package stream
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// inspectServer is a server that reports, for each connection, all it
+// read up to the client's end of stream.
+func inspectServer(t *testing.T) (addr string, got chan string, accepted chan struct{}) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	got = make(chan string, 4)
+	accepted = make(chan struct{}, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- struct{}{}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(unitWait))
+				b, _ := io.ReadAll(c)
+				got <- string(b)
+			}()
+		}
+	}()
+	return ln.Addr().String(), got, accepted
+}
+
+func inspectProc(t *testing.T, delay, a, b string) *Process {
+	return unitProc(t, unitTCPConf+`
+frontend fe
+    bind @BIND@
+    tcp-request inspect-delay `+delay+`
+    tcp-request content accept if { req.payload(0,4) -m str PING }
+    use_backend b if { req.payload(0,4) -m str PING }
+    default_backend a
+backend a
+    server s1 `+a+`
+backend b
+    server s1 `+b+`
+`)
+}
+
+func dialFE(t *testing.T, proc *Process) *net.TCPConn {
+	c, err := net.Dial("tcp", unitFE(t, proc, "fe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(unitWait))
+	return c.(*net.TCPConn)
+}
+
+func expectRead(t *testing.T, got chan string, want string) {
+	t.Helper()
+	select {
+	case s := <-got:
+		if s != want {
+			t.Fatalf("server read %q, want %q", s, want)
+		}
+	case <-time.After(unitWait):
+		t.Fatalf("server read nothing, want %q", want)
+	}
+}
+
+// A client that sends its first bytes in pieces is routed once they are
+// all there, and the server gets them first, unchanged.
+func TestInspectWaitsForBytesInPieces(t *testing.T) {
+	a, gotA, _ := inspectServer(t)
+	b, gotB, _ := inspectServer(t)
+	proc := inspectProc(t, "1h", a, b)
+	c := dialFE(t, proc)
+	for _, p := range []string{"P", "I", "N", "G", " more"} {
+		if _, err := io.WriteString(c, p); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.CloseWrite()
+	expectRead(t, gotB, "PING more")
+	select {
+	case s := <-gotA:
+		t.Fatalf("backend a read %q", s)
+	default:
+	}
+}
+
+// A client slower than the delay: the rules run a last time on what is
+// there, the stream goes to the default backend with those bytes first,
+// and the rest follows.
+func TestInspectDelayExpires(t *testing.T) {
+	a, gotA, acceptedA := inspectServer(t)
+	b, _, _ := inspectServer(t)
+	proc := inspectProc(t, "50ms", a, b)
+	c := dialFE(t, proc)
+	io.WriteString(c, "PI")
+	select {
+	case <-acceptedA:
+	case <-time.After(unitWait):
+		t.Fatal("the stream never reached backend a")
+	}
+	io.WriteString(c, "NG")
+	c.CloseWrite()
+	expectRead(t, gotA, "PING")
+}
+
+// A client that closes before the rules decide ends the inspection at
+// once: the rules run on what it sent.
+func TestInspectClientClosesEarly(t *testing.T) {
+	a, gotA, _ := inspectServer(t)
+	b, _, _ := inspectServer(t)
+	proc := inspectProc(t, "1h", a, b)
+	c := dialFE(t, proc)
+	io.WriteString(c, "PIN")
+	c.CloseWrite()
+	expectRead(t, gotA, "PIN")
+}
+
+// A client that sends nothing and closes reaches the default backend
+// with nothing.
+func TestInspectEmptyClient(t *testing.T) {
+	a, gotA, _ := inspectServer(t)
+	b, _, _ := inspectServer(t)
+	proc := inspectProc(t, "1h", a, b)
+	c := dialFE(t, proc)
+	c.CloseWrite()
+	expectRead(t, gotA, "")
+}
