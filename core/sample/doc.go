@@ -21,7 +21,10 @@
 // the stream. Converters never change their input's bytes in place: they
 // may point into the message or into a variable.
 //
-// The package imports only the standard library, core/http1,
-// core/diag and github.com/cespare/xxhash (xxh64), and knows the
-// running process only through the Request.
+// The package imports only the standard library, the leaves core/http1,
+// core/diag and core/tlsconf (OpenSSL's cipher names), and
+// github.com/cespare/xxhash (xxh64); it knows the running process only
+// through the Request and the small optional interfaces its Stream may
+// implement (ProxyInfo, TLSInfo, CaptureInfo, ...). Health checks
+// (core/check) evaluate with it too.
 package sample
