@@ -43,14 +43,34 @@ type privConn struct {
 
 type privEntry struct {
 	srv   *server
+	dst   netip.AddrPort // a transparent server's destination
 	entry *pool.Entry[*srvConn]
+}
+
+// privKey is what, beside the server, a private connection is kept for:
+// a transparent backend's destination, which varies per request.
+func privKey(s *server, client net.Conn) netip.AddrPort {
+	if s.direct != core.DirectTransparent {
+		return netip.AddrPort{}
+	}
+	ap, _ := originalDst(client)
+	return ap
+}
+
+// dstOf is the client connection as the exchange's rules left its
+// destination.
+func (hc *hconn) dstOf(c net.Conn) net.Conn {
+	if hc.addrs.dst != nil {
+		return dstConn{c, hc.addrs.dst}
+	}
+	return c
 }
 
 // take returns the connection kept for srv, and forgets it; nil when there
 // is none or the server's connections were flushed since it was kept.
-func (p *privConn) take(srv *server) *pool.Entry[*srvConn] {
+func (p *privConn) take(srv *server, dst netip.AddrPort) *pool.Entry[*srvConn] {
 	for i, k := range p.kept {
-		if k.srv != srv {
+		if k.srv != srv || k.dst != dst {
 			continue
 		}
 		p.kept = append(p.kept[:i], p.kept[i+1:]...)
@@ -64,12 +84,12 @@ func (p *privConn) take(srv *server) *pool.Entry[*srvConn] {
 
 // keep holds e for the session's next request to srv; beyond
 // maxSessionSrvConns it is closed, as HAProxy closes it.
-func (p *privConn) keep(srv *server, e *pool.Entry[*srvConn]) {
+func (p *privConn) keep(srv *server, dst netip.AddrPort, e *pool.Entry[*srvConn]) {
 	if len(p.kept) >= maxSessionSrvConns {
 		srv.pool.Done(e)
 		return
 	}
-	p.kept = append(p.kept, privEntry{srv, e})
+	p.kept = append(p.kept, privEntry{srv, dst, e})
 }
 
 // close closes the kept connections.
@@ -79,6 +99,14 @@ func (p *privConn) close() {
 	}
 	p.kept = nil
 }
+
+// dstConn is a client connection whose destination a rule changed.
+type dstConn struct {
+	net.Conn
+	dst net.Addr
+}
+
+func (c dstConn) LocalAddr() net.Addr { return c.dst }
 
 // originalDst is where the client meant to go: the destination netfilter
 // rewrote (SO_ORIGINAL_DST, on a redirected connection), else the local

@@ -557,7 +557,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 					sc.buf = nil
 					sc.takeBytes(sc.bec)
 					if srv.private() {
-						hc.priv.keep(srv, entry)
+						hc.priv.keep(srv, privKey(srv, hc.dstOf(c)), entry)
 					} else {
 						srv.pool.Release(shard, entry, entry.Uses() > 1)
 					}
@@ -825,12 +825,18 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 	if !first {
 		fl |= pool.NotFirst
 	}
+	client := c
+	if hc := si.hc; hc != nil && hc.addrs.dst != nil {
+		// set-dst and set-dst-port move a transparent backend's
+		// destination, as in HAProxy.
+		client = dstConn{c, hc.addrs.dst}
+	}
 	sni := ""
 	if srv.DynamicSNI() {
 		// The connection carries this request's name: never share it.
 		sni = string(hostOnly(hostOf(si)))
 	} else if srv.private() {
-		if e := priv.take(srv); e != nil {
+		if e := priv.take(srv, privKey(srv, client)); e != nil {
 			srv.Counters.Reuse.Add(1)
 			be.BE.Reuse.Add(1)
 			si.connected = true
@@ -846,7 +852,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 		gen := srv.pool.Gen()
 		t0 := time.Now()
 		countAttempt(be, srv)
-		nc, _, err := srv.dialServer(ctx, c, be.connectTimeout(), sni)
+		nc, _, err := srv.dialServer(ctx, client, be.connectTimeout(), sni)
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.observe(check.EventL4OK)
