@@ -554,7 +554,14 @@ func (proc *Process) SoftStop(grace time.Duration) {
 		proc.idle.closeAll()
 	}
 	done := make(chan struct{})
-	go func() { proc.streams.Wait(); close(done) }()
+	go func() {
+		// The accept loops end first (closed listeners, a stopping
+		// process): a connection one of them accepted last is counted
+		// before the wait for the streams begins, as WaitGroup requires.
+		proc.active.Wait()
+		proc.streams.Wait()
+		close(done)
+	}()
 	if grace > 0 {
 		select {
 		case <-done:
