@@ -36,6 +36,7 @@ type hconn struct {
 	reqBody, rsBody http1.Body
 	rwReq, rwResp   http1.Rewriter
 	reqLine         []byte
+	tSent           time.Time // when the request went to the server (Tr counts from it)
 	raw             rawConn  // the client socket with raw reads and writes
 	sess            sessLink // the exchange's place among its server's sessions
 
@@ -459,7 +460,6 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		}
 	}()
 	clientKeep := req.KeepAlive() && fe.ConnMode != core.HTTPClose && be.ConnMode != core.HTTPClose
-	var tSent time.Time
 	if direct != nil {
 		s, qt, err := be.pickFor(ctx, key, nil, direct)
 		si.tw = qt
@@ -517,8 +517,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		}
 		// Tr counts from here, as HAProxy's counts from the server
 		// connection's establishment: an upload's time is in it.
-		tSent = time.Now()
-		hc.ent.setPhase(PhaseResponse, tSent)
+		hc.tSent = time.Now()
+		hc.ent.setPhase(PhaseResponse, hc.tSent)
 		_, werr := hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
 		if !complete {
 			if werr == nil && req.Flags&http1.FlagExpect100 == 0 {
@@ -546,7 +546,6 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			hc.reqPending = total
 			status, keepSrv, rerr := proc.relayResponse(ctx, fe, be, srv, entry, c, cbuf, hc, req, si, clientKeep)
 			if rerr == nil {
-				si.tr = si.tr - tSent.Sub(start)
 				_ = status
 				end := time.Now()
 				if keepSrv && !srv.DynamicSNI() && hc.keepServerConn() {
@@ -564,11 +563,16 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				} else {
 					srv.pool.Done(entry)
 				}
-				si.ta = end.Sub(start)
-				si.tt = si.ta
-				proc.accountHTTP(fe, be, srv, si)
-				proc.logHTTP(si)
+				if !si.logged {
+					proc.exchangeDone(fe, be, srv, hc, end)
+				}
 				return clientKeep && si.keepClient, false
+			}
+			if si.logged {
+				// Logged before its last write, which failed: the client
+				// went away with the whole response sent to its socket.
+				srv.pool.Done(entry)
+				return false, false
 			}
 			if hc.killed.Load() {
 				srv.pool.Done(entry)
@@ -645,6 +649,18 @@ func (hc *hconn) forwardReqBody(sc *srvConn, cbuf *http1.Buffer, c net.Conn) err
 	_, err := forwardBody(&hc.srvIO, cbuf, &hc.cliIO, &hc.reqBody, mode, hc.req.MaxSize)
 	hc.si.bytesIn += hc.reqBody.Data - seen
 	return err
+}
+
+// exchangeDone counts and logs an exchange whose response has been
+// relayed, or is about to go out in one write, at end.
+func (proc *Process) exchangeDone(fe, be *proxy, srv *server, hc *hconn, end time.Time) {
+	si := &hc.si
+	si.tr -= hc.tSent.Sub(si.accept)
+	si.ta = end.Sub(si.accept)
+	si.tt = si.ta
+	proc.accountHTTP(fe, be, srv, si)
+	proc.logHTTP(si)
+	si.logged = true
 }
 
 // takeBytes adds the bytes the exchange moved so far to the h1 byte
@@ -1000,10 +1016,23 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	si.keepClient = keepClient
 	hc.rwResp.SetConnection(resp, http1.ConnForResponse(resp, req, keepClient))
 	hc.rsBody.Init(resp)
-	defer func() { si.bytesOut += respSize + hc.rsBody.Data }()
+	defer func() {
+		if !si.logged {
+			si.bytesOut += respSize + hc.rsBody.Data
+		}
+	}()
 	total, complete, err := http1.Complete(sbuf.Bytes(), hlen, &hc.rsBody)
 	if err != nil {
 		return 0, false, err
+	}
+	if complete && !upgrade {
+		// The whole response is here and goes out in one write: the
+		// exchange is counted and logged first, so that its log line
+		// precedes anything the client does once it has the response,
+		// as with HAProxy's single thread (a client that reacts by
+		// sending another request is logged after it).
+		si.bytesOut += respSize + hc.rsBody.Data
+		proc.exchangeDone(fe, be, srv, hc, time.Now())
 	}
 	// A small response fits in the socket buffer: only a streamed body
 	// can block on a client that does not read, so only it gets the
