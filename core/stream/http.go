@@ -37,8 +37,8 @@ type hconn struct {
 	rwReq, rwResp   http1.Rewriter
 	reqLine         []byte
 	tSent           time.Time // when the request went to the server (Tr counts from it)
-	raw             rawConn  // the client socket with raw reads and writes
-	sess            sessLink // the exchange's place among its server's sessions
+	raw             rawConn   // the client socket with raw reads and writes
+	sess            sessLink  // the exchange's place among its server's sessions
 
 	// shutdown sessions: the exchange's server connection, and whether
 	// an operator killed the exchange (see kill).
