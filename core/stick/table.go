@@ -41,7 +41,7 @@ type Entry struct {
 	// ref counts the streams tracking the entry and the callers holding
 	// it (Get, Track): a referenced entry is never expired or purged.
 	// Guarded by Table.mu.
-	ref int32
+	ref  int32
 	gone bool // removed from the table; guarded by Table.mu
 
 	mu     sync.Mutex // guards exp, data and srvKey
@@ -283,54 +283,66 @@ func (t *Table) Each(now int64, fn func(e *Entry)) {
 	t.mu.Unlock()
 }
 
+// at returns where value idx of dt starts in an entry's data.
+func (t *Table) at(dt DataType, idx int) (int, bool) {
+	s := int(t.slot[dt])
+	if s < 0 || idx < 0 || idx >= int(t.n[dt]) {
+		return 0, false
+	}
+	if Types[dt].Std == StdFreq {
+		return s + 3*idx, true
+	}
+	return s + idx, true
+}
+
 // Value reads data type dt (value idx of an array) at now: a counter's
 // count, a rate's events over its period, a server_id. ok is false when
 // the table does not store it.
 func (t *Table) Value(e *Entry, dt DataType, idx int, now int64) (v int64, ok bool) {
-	s := t.slot[dt]
-	if s < 0 || idx < 0 || idx >= int(t.n[dt]) {
+	s, ok := t.at(dt, idx)
+	if !ok {
 		return 0, false
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch Types[dt].Std {
 	case StdFreq:
-		i := int(s) + 3*idx
+		i := s // a rate: tick, curr, prev
 		return int64(readRate(e.data[i:i+3], t.period[dt], now)), true
 	case StdSint:
-		return int64(int32(e.data[int(s)+idx])), true
+		return int64(int32(e.data[s])), true
 	case StdDict:
 		return 0, true
 	}
-	return int64(e.data[int(s)+idx]), true
+	return int64(e.data[s]), true
 }
 
 // Add adds n to a counter or counts n events in a rate, and returns the
 // new value. A 32-bit counter wraps as HAProxy's does.
 func (t *Table) Add(e *Entry, dt DataType, idx int, n int64, now int64) (int64, bool) {
-	s := t.slot[dt]
-	if s < 0 || idx < 0 || idx >= int(t.n[dt]) {
+	s, ok := t.at(dt, idx)
+	if !ok {
 		return 0, false
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch Types[dt].Std {
 	case StdFreq:
-		i := int(s) + 3*idx
+		i := s // a rate: tick, curr, prev
 		r := e.data[i : i+3]
 		addRate(r, t.period[dt], uint64(n), now)
 		return int64(readRate(r, t.period[dt], now)), true
 	case StdUint:
-		v := uint32(e.data[int(s)+idx]) + uint32(n)
-		e.data[int(s)+idx] = uint64(v)
+		v := uint32(e.data[s]) + uint32(n)
+		e.data[s] = uint64(v)
 		return int64(v), true
 	case StdSint:
-		v := int32(e.data[int(s)+idx]) + int32(n)
-		e.data[int(s)+idx] = uint64(uint32(v))
+		v := int32(e.data[s]) + int32(n)
+		e.data[s] = uint64(uint32(v))
 		return int64(v), true
 	case StdUll:
-		e.data[int(s)+idx] += uint64(n)
-		return int64(e.data[int(s)+idx]), true
+		e.data[s] += uint64(n)
+		return int64(e.data[s]), true
 	}
 	return 0, false
 }
@@ -351,20 +363,20 @@ func (t *Table) Dec(e *Entry, dt DataType) {
 // Set stores v in a counter, a tag or server_id; a rate is reset to v
 // events in its current period.
 func (t *Table) Set(e *Entry, dt DataType, idx int, v int64, now int64) bool {
-	s := t.slot[dt]
-	if s < 0 || idx < 0 || idx >= int(t.n[dt]) {
+	s, ok := t.at(dt, idx)
+	if !ok {
 		return false
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch Types[dt].Std {
 	case StdFreq:
-		i := int(s) + 3*idx
+		i := s // a rate: tick, curr, prev
 		e.data[i], e.data[i+1], e.data[i+2] = uint64(now), uint64(v), 0
 	case StdUint, StdSint:
-		e.data[int(s)+idx] = uint64(uint32(v))
+		e.data[s] = uint64(uint32(v))
 	case StdUll:
-		e.data[int(s)+idx] = uint64(v)
+		e.data[s] = uint64(v)
 	case StdDict:
 		return false
 	}
