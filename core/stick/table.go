@@ -2,7 +2,9 @@ package stick
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -247,21 +249,9 @@ func (t *Table) Delete(key []byte) (found, removed bool) {
 	return true, true
 }
 
-// Clear removes every entry that no stream tracks and for which drop
-// returns true (drop nil: every one).
-func (t *Table) Clear(now int64, drop func(e *Entry) bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, e := range t.entries {
-		if e.ref == 0 && (drop == nil || drop(e)) {
-			t.removeLocked(e)
-		}
-	}
-}
-
-// Each calls fn for every live entry, with a reference held; fn must not
-// call the table's locking methods other than Value, Set and Add.
-func (t *Table) Each(now int64, fn func(e *Entry)) {
+// Snapshot returns the live entries in key order, each with a reference
+// the caller gives back with Unref.
+func (t *Table) Snapshot(now int64) []*Entry {
 	t.mu.Lock()
 	list := make([]*Entry, 0, len(t.entries))
 	for _, e := range t.entries {
@@ -273,14 +263,21 @@ func (t *Table) Each(now int64, fn func(e *Entry)) {
 		list = append(list, e)
 	}
 	t.mu.Unlock()
-	for _, e := range list {
-		fn(e)
-	}
+	slices.SortFunc(list, func(a, b *Entry) int { return strings.Compare(a.key, b.key) })
+	return list
+}
+
+// Unref gives back the references of a Snapshot; with kill, it also
+// removes the entries of kill that nobody else references.
+func (t *Table) Unref(list []*Entry, kill func(e *Entry) bool) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, e := range list {
 		e.ref--
+		if kill != nil && e.ref == 0 && !e.gone && kill(e) {
+			t.removeLocked(e)
+		}
 	}
-	t.mu.Unlock()
 }
 
 // at returns where value idx of dt starts in an entry's data.
@@ -293,6 +290,26 @@ func (t *Table) at(dt DataType, idx int) (int, bool) {
 		return s + 3*idx, true
 	}
 	return s + idx, true
+}
+
+// Refs is the number of references to e: the streams tracking it and
+// the callers holding it.
+func (t *Table) Refs(e *Entry) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return int(e.ref)
+}
+
+// Current is a rate's count in its current period, which HAProxy's
+// sc_inc_gpc* return when only the rate is stored.
+func (t *Table) Current(e *Entry, dt DataType, idx int) int64 {
+	s, ok := t.at(dt, idx)
+	if !ok || Types[dt].Std != StdFreq {
+		return 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return int64(e.data[s+1])
 }
 
 // Value reads data type dt (value idx of an array) at now: a counter's
