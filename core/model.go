@@ -572,10 +572,20 @@ type Global struct {
 
 // PeersSection is a parsed `peers` section.
 type PeersSection struct {
-	Name   string
-	Local  string          // the local peer's address, "" when none
-	Peers  []string        // remote peers with an address
-	Tables []*stick.Config // its table lines, named <section>/<table>
+	Name      string
+	LocalName string          // the local peer's name (-L, else the host name)
+	Local     string          // the local peer's address, "" when none
+	Peers     []PeerRef       // the remote peers
+	Tables    []*stick.Config // its table lines, named <section>/<table>
+	Disabled  bool
+	LocalTLS  *tls.Config // the bind line's ssl; nil: plain TCP
+}
+
+// PeerRef is a remote peer of a peers section; Addr is "" for a server
+// line without address.
+type PeerRef struct {
+	Name, Addr string
+	TLS        *tls.Config // ssl on the peer's line (or default-server); nil: plain TCP
 }
 
 // logState is a configuration's logging machinery.

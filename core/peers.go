@@ -2,6 +2,8 @@ package core
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"goha/core/config"
 	"goha/core/diag"
@@ -22,8 +24,25 @@ func parsePeersSection(b *builder, s *config.Section) {
 		b.d.Alertf(s.Pos, "'peers' expects an <id> argument")
 		return
 	}
-	ps := &PeersSection{Name: s.Name}
+	ps := &PeersSection{Name: s.Name, LocalName: b.localPeer}
 	hasLocal := false
+	var defSrv ServerConf
+	// remote is a peer's reference, with the TLS its line (and the
+	// default-server lines before it) ask for.
+	remote := func(ln config.Line, name, addr string, params []string) PeerRef {
+		r := PeerRef{Name: name, Addr: addr}
+		sc := defSrv
+		sc.SSLArgs = maps.Clone(defSrv.SSLArgs)
+		applyServerArgs(&sc, name, params, false, nil)
+		if sc.SSL == 1 {
+			c, err := (&Server{ServerConf: sc}).buildTLS(&b.cfg.Global)
+			if err != nil {
+				b.d.Alertf(ln.Pos, "peers '%s': server '%s': %v", s.Name, name, err)
+			}
+			r.TLS = c
+		}
+		return r
+	}
 	for _, ln := range s.Lines {
 		w := ln.Words
 		switch w[0] {
@@ -38,7 +57,7 @@ func parsePeersSection(b *builder, s *config.Section) {
 			if w[1] == b.localPeer {
 				hasLocal, ps.Local = true, w[2]
 			} else {
-				ps.Peers = append(ps.Peers, w[2])
+				ps.Peers = append(ps.Peers, remote(ln, w[1], w[2], w[3:]))
 			}
 		case "server":
 			// A server line without an address is a remote peer without
@@ -54,7 +73,7 @@ func parsePeersSection(b *builder, s *config.Section) {
 				if w[1] == b.localPeer {
 					hasLocal, ps.Local = true, w[2]
 				} else {
-					ps.Peers = append(ps.Peers, w[2])
+					ps.Peers = append(ps.Peers, remote(ln, w[1], w[2], w[3:]))
 				}
 			} else if w[1] == b.localPeer {
 				// The local peer's address is the section's bind line.
@@ -63,6 +82,13 @@ func parsePeersSection(b *builder, s *config.Section) {
 		case "bind":
 			if len(w) > 1 && ps.Local == "" {
 				ps.Local = w[1]
+			}
+			if slices.Contains(w[2:], "ssl") {
+				c, err := buildBindTLS(&b.cfg.Global, &Bind{Args: w[2:]})
+				if err != nil {
+					b.d.Alertf(ln.Pos, "peers '%s': bind %s: %v", s.Name, w[1], err)
+				}
+				ps.LocalTLS = c
 			}
 			if len(w) > 2 {
 				if kw := unknownBindParam(w[2:]); kw != "" {
@@ -88,7 +114,12 @@ func parsePeersSection(b *builder, s *config.Section) {
 			if _, err := ring.ParseLogArgs(w[1:], false); err != nil {
 				b.report(ln.Pos, logErr(err))
 			}
-		case "default-server", "disabled", "enabled":
+		case "disabled":
+			ps.Disabled = true
+		case "enabled":
+			ps.Disabled = false
+		case "default-server":
+			applyServerArgs(&defSrv, "", w[1:], true, nil)
 		default:
 			msg := fmt.Sprintf("unknown keyword '%s' in 'peers' section", w[0])
 			if best := SuggestFunc(w[0], peersKeywords); best != "" {

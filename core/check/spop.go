@@ -3,6 +3,8 @@ package check
 import (
 	"encoding/binary"
 	"encoding/hex"
+
+	"goha/core/varint"
 )
 
 // SPOP (the protocol between HAProxy and SPOE agents, doc/SPOE.txt in
@@ -87,18 +89,7 @@ func spopErrorText(code uint64) string {
 	return spopErrText[spopErrUnknown]
 }
 
-func spopPutVarint(b []byte, v uint64) []byte {
-	if v < 240 {
-		return append(b, byte(v))
-	}
-	b = append(b, byte(v)|240)
-	v = (v - 240) >> 4
-	for v >= 128 {
-		b = append(b, byte(v)|128)
-		v = (v - 128) >> 7
-	}
-	return append(b, byte(v))
-}
+func spopPutVarint(b []byte, v uint64) []byte { return varint.Append(b, v) }
 
 func spopPutString(b []byte, s string) []byte {
 	return append(spopPutVarint(b, uint64(len(s))), s...)
@@ -145,25 +136,16 @@ func (r *spopReader) byte() byte {
 }
 
 func (r *spopReader) varint() uint64 {
-	c := r.byte()
-	if !r.ok || c < 240 {
-		return uint64(c)
+	if !r.ok {
+		return 0
 	}
-	v := uint64(c)
-	shift := uint(4)
-	for {
-		c = r.byte()
-		if !r.ok {
-			return 0
-		}
-		if shift < 64 {
-			v += uint64(c) << shift
-		}
-		shift += 7
-		if c < 128 {
-			return v
-		}
+	v, n := varint.Read(r.b)
+	if n == 0 {
+		r.ok = false
+		return 0
 	}
+	r.b = r.b[n:]
+	return v
 }
 
 func (r *spopReader) bytes() []byte {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"goha/core/http1"
+	"goha/core/varint"
 )
 
 // Fetches of the HTTP message (HAProxy's section 7.3.6) beyond the request
@@ -555,18 +556,7 @@ func fetchHdrs(d hdrDir) func(r *Request, a []Arg, s *Sample) bool {
 }
 
 // appendVarint is the SPOE's variable-length integer encoding.
-func appendVarint(b []byte, v uint64) []byte {
-	if v < 240 {
-		return append(b, byte(v))
-	}
-	b = append(b, byte(v)|240)
-	v = (v - 240) >> 4
-	for v >= 128 {
-		b = append(b, byte(v)|128)
-		v = (v - 128) >> 7
-	}
-	return append(b, byte(v))
-}
+func appendVarint(b []byte, v uint64) []byte { return varint.Append(b, v) }
 
 // fetchHdrsBin is the header block as SPOE length-value pairs, ended by
 // two empty ones.

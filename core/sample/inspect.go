@@ -44,6 +44,24 @@ func (t *Term) mayChange(found bool) bool {
 	return !found && (f.Need == NeedReqBuf || f.Need == NeedResBuf)
 }
 
+// EvalPartial evaluates the expression as Eval does, and says, when it
+// gives no sample while the request's bytes may still grow, whether its
+// fetch reads them (the payload, or the HTTP request a tcp stream parses
+// from it): the caller then waits for more, as HAProxy's actions do.
+func (e *SampleExpr) EvalPartial(r *Request, s *Sample) (ok, miss bool) {
+	if e.Eval(r, s) {
+		return true, false
+	}
+	if !partial(r, false) {
+		return false, false
+	}
+	switch e.fetch.Need {
+	case NeedReqBuf, NeedReqHdr, NeedReq, NeedHdr:
+		return false, true
+	}
+	return false, false
+}
+
 // EvalPartial evaluates the condition as Eval does, except while the
 // stream's bytes may still grow (Inspection): then miss reports a
 // condition that cannot be decided yet, and match is false.

@@ -35,6 +35,8 @@ type Table struct {
 
 	mu      sync.Mutex // guards entries, each entry's ref, and used
 	entries map[string]*Entry
+
+	sync *syncLog // local updates for peers; nil when not shared
 }
 
 // Entry is one key's data.
@@ -174,8 +176,12 @@ func (t *Table) Release(e *Entry, now int64, touch bool) {
 	t.mu.Unlock()
 }
 
-// Touch pushes e's expiry to now plus the table's expire.
+// Touch pushes e's expiry to now plus the table's expire, and marks it
+// updated for the peers of a shared table.
 func (t *Table) Touch(e *Entry, now int64) {
+	if t.sync != nil {
+		t.logUpdate(e)
+	}
 	if t.Expire == 0 {
 		return
 	}

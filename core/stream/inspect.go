@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"goha/core/http1"
 	"goha/core/sample"
 )
 
@@ -17,9 +18,11 @@ import (
 
 // inspection holds the client's bytes read while content rules waited.
 type inspection struct {
-	buf     []byte // read so far; its capacity is the limit
-	partial bool   // more may come: rules are not final
-	eof     bool   // the client closed or failed: nothing more comes
+	buf     []byte     // read so far; its capacity is the limit
+	head    http1.Head // the HTTP request in buf, for HTTP fetches on a tcp stream
+	parsed  bool       // head holds a whole request head
+	partial bool       // more may come: rules are not final
+	eof     bool       // the client closed or failed: nothing more comes
 }
 
 var _ sample.Inspection = (*sampleStream)(nil)
@@ -56,6 +59,13 @@ func (proc *Process) inspect(c net.Conn, in *inspection, rules []*tcpRule, delay
 	defer func() { in.partial = false }()
 	for {
 		in.partial = delay > 0 && !in.eof && len(in.buf) < cap(in.buf) && time.Now().Before(deadline)
+		if v.Head == nil && !in.parsed && len(in.buf) > 0 {
+			// HTTP fetches read a tcp stream's request as HAProxy's
+			// do, once its head is whole.
+			if n, err := in.head.ParseRequest(in.buf); err == nil && n > 0 {
+				in.parsed, v.Head = true, &in.head
+			}
+		}
 		reject, miss := runContentRules(rules, v, sc)
 		if !miss {
 			return !reject
@@ -97,6 +107,12 @@ func runContentRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) (reje
 		case "var":
 			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)
 		case "stick":
+			if r.sa.kind == 't' {
+				if _, miss := r.sa.key.EvalPartial(v, &sc.smp); miss {
+					// The key may come with more bytes.
+					return false, true
+				}
+			}
 			sc.stick(r.sa, v)
 		}
 	}

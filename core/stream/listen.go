@@ -96,6 +96,10 @@ func (proc *Process) Run() error {
 		}
 	}
 	proc.OnStop(proc.closeListeners)
+	if err := proc.startPeers(); err != nil {
+		proc.closeListeners()
+		return err
+	}
 	if err := startChecks(proc); err != nil {
 		return err
 	}

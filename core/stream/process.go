@@ -6,6 +6,7 @@ import (
 	"goha/core/check"
 	"goha/core/diag"
 	"goha/core/http1"
+	"goha/core/peers"
 	"goha/core/pool"
 	"goha/core/sample"
 	"goha/core/stick"
@@ -23,6 +24,7 @@ type Process struct {
 	Conf *core.Config
 	// tables are the stick tables by name; made by New, read-only after.
 	tables  map[string]*stick.Table
+	peers   []*peers.Peers // the running peers sections; set by Run
 	Start   time.Time
 	PID     int
 	Threads int

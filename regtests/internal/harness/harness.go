@@ -59,6 +59,12 @@ func (l *lockedBuf) String() string {
 // directory.
 func Start(t testing.TB, prog, cfg string, listeners ...string) *Proc {
 	t.Helper()
+	return StartArgs(t, prog, nil, cfg, listeners...)
+}
+
+// StartArgs is Start with more command-line arguments (before -f).
+func StartArgs(t testing.TB, prog string, args []string, cfg string, listeners ...string) *Proc {
+	t.Helper()
 	dir := t.TempDir()
 	p := &Proc{t: t, Dir: dir, Addrs: map[string]string{}, out: &lockedBuf{}, done: make(chan struct{})}
 	cfg = strings.ReplaceAll(cfg, "${TMP}", dir)
@@ -66,7 +72,7 @@ func Start(t testing.TB, prog, cfg string, listeners ...string) *Proc {
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(prog, "-d", "-f", path)
+	cmd := exec.Command(prog, append(append([]string{"-d"}, args...), "-f", path)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMP="+dir)
 	for i, name := range listeners {

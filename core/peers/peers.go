@@ -1,0 +1,334 @@
+// Package peers speaks HAProxy's peers protocol (version 2.1, as HAProxy
+// 2.6 does): it keeps the stick tables of a peers section in step with
+// the other peers, goha or HAProxy, over TCP.
+//
+// Each remote peer has at most one session, whichever side opened it.
+// A session starts with the text handshake ("HAProxyS 2.1", the names),
+// then both sides send binary messages: table definitions, entry
+// updates, acknowledgements, and the control messages of a full resync
+// (a peer that starts asks one peer to teach it the whole tables) and of
+// the heartbeat. Updates made locally are pushed to every session as
+// they happen; updates received are applied and never pushed on.
+//
+// # Locking
+//
+// Peers.mu guards the session of each remote peer and the learned flag.
+// A session's connection is written by its sending goroutine only; its
+// reader goroutine hands what must be sent back through the session's
+// channels.
+package peers
+
+import (
+	"bufio"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"goha/core/stick"
+)
+
+// The protocol's constants (HAProxy's peers.c).
+const (
+	protoName = "HAProxyS"
+
+	classControl    = 0
+	classError      = 1
+	classStickTable = 10
+	classReserved   = 255
+
+	ctrlResyncReq      = 0
+	ctrlResyncFinished = 1
+	ctrlResyncPartial  = 2
+	ctrlResyncConfirm  = 3
+	ctrlHeartbeat      = 4
+
+	stktUpdate          = 0x80
+	stktIncUpdate       = 0x81
+	stktDefine          = 0x82
+	stktSwitch          = 0x83
+	stktAck             = 0x84
+	stktUpdateTimed     = 0x85
+	stktIncUpdateTimed  = 0x86
+	statusSuccess       = 200
+	statusTryAgain      = 300
+	statusErrProto      = 501
+	statusErrVersion    = 502
+	statusErrHost       = 503
+	statusErrPeer       = 504
+	heartbeatEvery      = 3 * time.Second
+	silenceLimit        = 5 * time.Second
+	reconnectEvery      = 5 * time.Second
+	maxMessage          = 1 << 20
+	handshakeTimeout    = 5 * time.Second
+	learnAfterConnected = 0
+)
+
+// Remote is a peer of the section other than the local one.
+type Remote struct {
+	Name, Addr string
+	TLS        *tls.Config // nil: plain TCP
+}
+
+// Config is a peers section as the process runs it.
+type Config struct {
+	Section   string
+	LocalName string
+	Remotes   []Remote
+	// Tables are the section's tables and the proxies' tables that name
+	// the section, each with the name peers know it by.
+	Tables []Shared
+	// Listener accepts the other peers' sessions; nil: none. ListenTLS,
+	// when set, is its TLS (bind ... ssl).
+	Listener  net.Listener
+	ListenTLS *tls.Config
+}
+
+// Shared is a table and the name the protocol gives it.
+type Shared struct {
+	Name  string
+	Table *stick.Table
+}
+
+// Peers runs a section's sessions.
+type Peers struct {
+	cfg  Config
+	stop chan struct{}
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	sessions map[string]*session // by remote name
+	learned  bool                // a peer taught us the tables (or none could)
+	learning string              // the peer asked to teach, "" when none
+}
+
+// Start makes the tables shared and begins accepting and connecting.
+func Start(cfg Config) *Peers {
+	p := &Peers{cfg: cfg, stop: make(chan struct{}), sessions: map[string]*session{}}
+	for _, s := range cfg.Tables {
+		s.Table.EnableSync()
+	}
+	if len(cfg.Remotes) == 0 {
+		p.learned = true
+	}
+	if cfg.Listener != nil {
+		p.wg.Add(1)
+		go p.acceptLoop()
+	}
+	for _, r := range cfg.Remotes {
+		p.wg.Add(1)
+		go p.connectLoop(r)
+	}
+	return p
+}
+
+// Stop closes every session and waits for them.
+func (p *Peers) Stop() {
+	close(p.stop)
+	if p.cfg.Listener != nil {
+		p.cfg.Listener.Close()
+	}
+	p.mu.Lock()
+	for _, s := range p.sessions {
+		s.conn.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+func (p *Peers) stopped() bool {
+	select {
+	case <-p.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *Peers) remote(name string) (Remote, bool) {
+	for _, r := range p.cfg.Remotes {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Remote{}, false
+}
+
+func (p *Peers) acceptLoop() {
+	defer p.wg.Done()
+	for {
+		c, err := p.cfg.Listener.Accept()
+		if err != nil {
+			if p.stopped() {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if p.cfg.ListenTLS != nil {
+			c = tls.Server(c, p.cfg.ListenTLS)
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.accepted(c)
+		}()
+	}
+}
+
+// accepted runs the server side of a handshake, then the session.
+func (p *Peers) accepted(c net.Conn) {
+	c.SetDeadline(time.Now().Add(handshakeTimeout))
+	br := bufio.NewReader(c)
+	line := func() (string, error) {
+		s, err := br.ReadString('\n')
+		return strings.TrimSuffix(s, "\n"), err
+	}
+	reply := func(code int) { fmt.Fprintf(c, "%d\n", code) }
+	l1, err := line()
+	if err != nil {
+		c.Close()
+		return
+	}
+	name, ver, _ := strings.Cut(l1, " ")
+	if name != protoName {
+		reply(statusErrProto)
+		c.Close()
+		return
+	}
+	if maj, min, ok := strings.Cut(ver, "."); !ok || maj != "2" || (min != "0" && min != "1") {
+		reply(statusErrVersion)
+		c.Close()
+		return
+	}
+	l2, err := line()
+	if err != nil {
+		c.Close()
+		return
+	}
+	if l2 != p.cfg.LocalName {
+		reply(statusErrHost)
+		c.Close()
+		return
+	}
+	l3, err := line()
+	if err != nil {
+		c.Close()
+		return
+	}
+	from, _, _ := strings.Cut(l3, " ")
+	if _, ok := p.remote(from); !ok {
+		reply(statusErrPeer)
+		c.Close()
+		return
+	}
+	reply(statusSuccess)
+	c.SetDeadline(time.Time{})
+	p.run(from, c, br)
+}
+
+// connectLoop keeps a session with r, opening one when none is up.
+func (p *Peers) connectLoop(r Remote) {
+	defer p.wg.Done()
+	// At once, or nearly: two peers starting together should not both
+	// connect to the other at the same instant.
+	wait := time.Duration(rand.Int63n(int64(50 * time.Millisecond)))
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-time.After(wait):
+		}
+		// After a failure, HAProxy's random 50ms to 2s.
+		wait = retryDelay()
+		p.mu.Lock()
+		busy := p.sessions[r.Name] != nil
+		p.mu.Unlock()
+		if busy || r.Addr == "" {
+			continue
+		}
+		var c net.Conn
+		var err error
+		if r.TLS != nil {
+			c, err = tls.DialWithDialer(&net.Dialer{Timeout: handshakeTimeout}, "tcp", r.Addr, r.TLS)
+		} else {
+			c, err = net.DialTimeout("tcp", r.Addr, handshakeTimeout)
+		}
+		if err != nil {
+			continue
+		}
+		c.SetDeadline(time.Now().Add(handshakeTimeout))
+		fmt.Fprintf(c, "%s 2.1\n%s\n%s %d 1\n", protoName, r.Name, p.cfg.LocalName, os.Getpid())
+		br := bufio.NewReader(c)
+		st, err := br.ReadString('\n')
+		if err != nil || strings.TrimSpace(st) != strconv.Itoa(statusSuccess) {
+			c.Close()
+			continue
+		}
+		c.SetDeadline(time.Time{})
+		p.run(r.Name, c, br)
+		wait = retryDelay()
+	}
+}
+
+func retryDelay() time.Duration {
+	return 50*time.Millisecond + time.Duration(rand.Int63n(int64(2*time.Second)))
+}
+
+// run serves a session with the peer named name until it ends.
+func (p *Peers) run(name string, c net.Conn, br *bufio.Reader) {
+	s := newSession(p, name, c, br)
+	p.mu.Lock()
+	if old := p.sessions[name]; old != nil {
+		// The newer session wins, as in HAProxy.
+		old.conn.Close()
+	}
+	p.sessions[name] = s
+	learn := !p.learned && p.learning == ""
+	if learn {
+		p.learning = name
+	}
+	p.mu.Unlock()
+	s.serve(learn)
+	p.mu.Lock()
+	if p.sessions[name] == s {
+		delete(p.sessions, name)
+	}
+	if p.learning == name {
+		p.learning = ""
+	}
+	p.mu.Unlock()
+}
+
+// learnt records that a peer finished teaching the tables.
+func (p *Peers) learnt() {
+	p.mu.Lock()
+	p.learned = true
+	p.learning = ""
+	p.mu.Unlock()
+}
+
+// Connected lists the remote peers with a session.
+func (p *Peers) Connected() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for n := range p.sessions {
+		out = append(out, n)
+	}
+	return out
+}
+
+// errEnd ends a session without an error to report.
+var errEnd = io.EOF

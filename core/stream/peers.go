@@ -1,0 +1,74 @@
+package stream
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"goha/core/peers"
+)
+
+// startPeers runs the peers sections that share tables: each listens on
+// its local peer's address and keeps a session with every other peer.
+func (proc *Process) startPeers() error {
+	for _, ps := range proc.Conf.Peers {
+		if ps.Disabled {
+			continue
+		}
+		cfg := peers.Config{Section: ps.Name, LocalName: ps.LocalName}
+		for _, t := range ps.Tables {
+			if tb := proc.tables[t.Name]; tb != nil {
+				// HAProxy 2.6 calls a section's table "/<name>" on the
+				// wire (its name less the section's).
+				cfg.Tables = append(cfg.Tables, peers.Shared{Name: strings.TrimPrefix(t.Name, ps.Name), Table: tb})
+			}
+		}
+		for _, p := range proc.proxies {
+			if p.StickTable != nil && p.StickTable.Peers == ps.Name {
+				cfg.Tables = append(cfg.Tables, peers.Shared{Name: p.Name, Table: proc.tables[p.Name]})
+			}
+		}
+		for _, r := range ps.Peers {
+			cfg.Remotes = append(cfg.Remotes, peers.Remote{Name: r.Name, Addr: peerAddr(r.Addr), TLS: r.TLS})
+		}
+		if ps.Local != "" {
+			ln, err := listenPeer(ps.Local)
+			if err != nil {
+				return fmt.Errorf("Starting peers %s: cannot bind socket (%v) [%s]", ps.Name, err, ps.Local)
+			}
+			cfg.Listener, cfg.ListenTLS = ln, ps.LocalTLS
+		}
+		pr := peers.Start(cfg)
+		proc.peers = append(proc.peers, pr)
+		proc.OnStop(pr.Stop)
+	}
+	return nil
+}
+
+// peerAddr is a peer line's address as net.Dial takes it.
+func peerAddr(a string) string {
+	for _, p := range []string{"ipv4@", "ipv6@", "tcp@", "tcp4@", "tcp6@"} {
+		a = strings.TrimPrefix(a, p)
+	}
+	return a
+}
+
+// listenPeer opens the local peer's listening socket: an inherited
+// descriptor (fd@N) or an address.
+func listenPeer(a string) (net.Listener, error) {
+	if n, ok := strings.CutPrefix(a, "fd@"); ok {
+		fd, err := strconv.Atoi(n)
+		if err != nil {
+			return nil, fmt.Errorf("invalid file descriptor %s", n)
+		}
+		f := os.NewFile(uintptr(fd), a)
+		if f == nil {
+			return nil, fmt.Errorf("invalid file descriptor %d", fd)
+		}
+		defer f.Close()
+		return net.FileListener(f)
+	}
+	return net.Listen("tcp", peerAddr(a))
+}
