@@ -107,6 +107,7 @@ var convCases = []struct {
 	{"str(abc),wt6", "2483038440", false},
 	{"str(abc),xxh32", "852579327", false},
 	{"str(abc),xxh32(1)", "2856167679", false},
+	{"str(abc),xxh3", "8696274497037089104", false},
 	{"str(abc),xxh64", "4952883123889572249", false},
 	{"str(abc),xxh64(1)", "-4708009277469325048", false},
 	{"str(0123456789abcdef0123),xxh32", "1666225742", false},

@@ -224,6 +224,8 @@ func TestConverterErrors(t *testing.T) {
 		{"str(a),sha2(100)", "invalid args in converter 'sha2' : Unsupported number of bits: '100'"},
 		{"str(a),sha2(x)", "invalid arg 1 in converter 'sha2' : failed to parse 'x' as type 'integer' at position 1"},
 		{"str(a),crc32(x)", "invalid arg 1 in converter 'crc32' : failed to parse 'x' as type 'integer' at position 1"},
+		{"str(a),xxh3(x)", "invalid arg 1 in converter 'xxh3' : failed to parse 'x' as type 'integer' at position 1"},
+		{"str(a),xxh3(1,2)", "invalid arg 2 in converter 'xxh3' : expected ')' before ',2)'"},
 		{"str(a),regsub(a,b,x)", "invalid args in converter 'regsub' : invalid regex flag 'x', only 'i' and 'g' are supported"},
 		{"str(a),json(x)", "invalid args in converter 'json' : Unexpected input code type. Allowed value are 'ascii', 'utf8', 'utf8s', 'utf8p' and 'utf8ps'"},
 		{"str(a),url_enc(x)", "invalid args in converter 'url_enc' : Unexpected encode type. Allowed value is 'query'"},
@@ -266,7 +268,7 @@ func TestConvertersAllocateNothing(t *testing.T) {
 	var exprs []*SampleExpr
 	for _, x := range []string{
 		"hdr(host),lower,upper,length", "path,hex,hex2i", "path,base64,b64dec", "path,url_enc,url_dec",
-		"path,crc32,add(1)", "path,xxh64", "path,xxh32(5)", "path,wt6(1)", "path,djb2", "path,sdbm", "path,crc32c",
+		"path,crc32,add(1)", "path,xxh64", "path,xxh3(7)", "path,xxh32(5)", "path,wt6(1)", "path,djb2", "path,sdbm", "path,crc32c",
 		"path,sha1,hex", "path,sha2(512),base64", "path,field(2,/)", "path,word(-1,/)", "path,json",
 		"path,concat(<,txn.v,>)", "path,bytes(1,3),be2hex(:,1)", "src,ipmask(24)",
 		"int(1700000000),utime(%Y-%m-%d)", "int(1),http_date", "path,strcmp(txn.v)", "int(3),mul(txn.n),div(2),mod(5)",
