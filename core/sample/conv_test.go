@@ -4,6 +4,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"encoding/base64"
+	"encoding/hex"
 	"testing"
 )
 
@@ -224,6 +225,18 @@ func TestConverterErrors(t *testing.T) {
 		{"str(a),sha2(100)", "invalid args in converter 'sha2' : Unsupported number of bits: '100'"},
 		{"str(a),sha2(x)", "invalid arg 1 in converter 'sha2' : failed to parse 'x' as type 'integer' at position 1"},
 		{"str(a),crc32(x)", "invalid arg 1 in converter 'crc32' : failed to parse 'x' as type 'integer' at position 1"},
+		{"str(a),fix_tag_value", "invalid args in converter 'fix_tag_value' : Unknown FIX tag name ''"},
+		{"str(a),fix_tag_value(0)", "invalid args in converter 'fix_tag_value' : Unknown FIX tag name '0'"},
+		{"str(a),fix_tag_value(12x)", "invalid args in converter 'fix_tag_value' : Unknown FIX tag name '12x'"},
+		{"str(a),fix_is_valid(1)", "invalid arg 1 in converter 'fix_is_valid' : expected ')' before '1)'"},
+		{"str(a),mqtt_field_value", "invalid arg 2 in converter 'mqtt_field_value' : missing arguments (got 1/2), type 'string' expected"},
+		{"str(a),mqtt_field_value(connect)", "invalid arg 2 in converter 'mqtt_field_value' : missing arguments (got 1/2), type 'string' expected"},
+		{"str(a),mqtt_field_value(foo,flags)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT type 'foo'"},
+		{"str(a),mqtt_field_value(16,flags)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT type '16'"},
+		{"str(a),mqtt_field_value(2x,flags)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT type '2x'"},
+		{"str(a),mqtt_field_value(connect,reason_code)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT field name 'reason_code' for packet type 'connect'"},
+		{"str(a),mqtt_field_value(pingreq,flags)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT field name 'flags' for packet type 'pingreq'"},
+		{"str(a),mqtt_field_value(connect,)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT field name '' for packet type 'connect'"},
 		{"str(a),xxh3(x)", "invalid arg 1 in converter 'xxh3' : failed to parse 'x' as type 'integer' at position 1"},
 		{"str(a),xxh3(1,2)", "invalid arg 2 in converter 'xxh3' : expected ')' before ',2)'"},
 		{"str(a),regsub(a,b,x)", "invalid args in converter 'regsub' : invalid regex flag 'x', only 'i' and 'g' are supported"},
@@ -253,7 +266,8 @@ func TestConverterErrors(t *testing.T) {
 	// Accepted by haproxy -c.
 	for _, expr := range []string{"int(0),ltime", "str(a),add", "str(a),language()", "str(a),concat", "int(1),http_date",
 		"str(a),add(-)", "str(a),add(+3)", "str(a),bytes(+1)", "str(a),ipmask(255.255.0.0)", "str(a),ipmask(24,ffff::)",
-		"str(a),digest(md5)", "str(a),url_dec()", "str(a),sha2()", "str(a),debug"} {
+		"str(a),digest(md5)", "str(a),url_dec()", "str(a),sha2()", "str(a),debug",
+		"str(a),fix_tag_value(msgtype)", "str(a),mqtt_is_valid()", "str(a),mqtt_field_value(15,21)", "str(a),xxh3(-5)"} {
 		if _, err := CompileExpr(nil, expr); err != nil {
 			t.Errorf("%s: %v", expr, err)
 		}
@@ -265,6 +279,11 @@ func TestConverterErrors(t *testing.T) {
 // and the digests built from a hash.Hash (digest, hmac).
 func TestConvertersAllocateNothing(t *testing.T) {
 	r := convRequest(t)
+	for name, h := range map[string]string{"txn.fix": fix44, "txn.mqtt": mqtt50Complex} {
+		n, _ := ParseVarName(name)
+		b, _ := hex.DecodeString(h)
+		r.Vars.Set(n, &Sample{T: TBin, B: b})
+	}
 	var exprs []*SampleExpr
 	for _, x := range []string{
 		"hdr(host),lower,upper,length", "path,hex,hex2i", "path,base64,b64dec", "path,url_enc,url_dec",
@@ -273,6 +292,8 @@ func TestConvertersAllocateNothing(t *testing.T) {
 		"path,concat(<,txn.v,>)", "path,bytes(1,3),be2hex(:,1)", "src,ipmask(24)",
 		"int(1700000000),utime(%Y-%m-%d)", "int(1),http_date", "path,strcmp(txn.v)", "int(3),mul(txn.n),div(2),mod(5)",
 		"var(txn.json),json_query('$.a[1]')", "var(txn.json),json_query('$.b')", "path,ltrim(/),rtrim(s),cut_crlf",
+		"var(txn.fix),fix_is_valid", "var(txn.fix),fix_tag_value(49)", "var(txn.mqtt),mqtt_is_valid",
+		"var(txn.mqtt),mqtt_field_value(connect,flags)", "var(txn.mqtt),mqtt_field_value(connect,username)",
 	} {
 		e, err := CompileExpr(nil, x)
 		if err != nil {
