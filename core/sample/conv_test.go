@@ -237,6 +237,17 @@ func TestConverterErrors(t *testing.T) {
 		{"str(a),mqtt_field_value(connect,reason_code)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT field name 'reason_code' for packet type 'connect'"},
 		{"str(a),mqtt_field_value(pingreq,flags)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT field name 'flags' for packet type 'pingreq'"},
 		{"str(a),mqtt_field_value(connect,)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT field name '' for packet type 'connect'"},
+		{"str(a),protobuf", "invalid arg 1 in converter 'protobuf' : expected type 'Protocol buffers field number' at position 1, but got nothing"},
+		{"str(a),protobuf()", "invalid arg 1 in converter 'protobuf' : expected type 'Protocol buffers field number' at position 1, but got nothing"},
+		{"str(a),protobuf(a)", "invalid arg 1 in converter 'protobuf' : failed to parse 'a' as type 'Protocol buffers field number' at position 1"},
+		{"str(a),protobuf(1.)", "invalid arg 1 in converter 'protobuf' : failed to parse '1.' as type 'Protocol buffers field number' at position 1"},
+		{"str(a),protobuf(-1)", "invalid arg 1 in converter 'protobuf' : failed to parse '-1' as type 'Protocol buffers field number' at position 1"},
+		{"str(a),protobuf(1,)", "invalid args in converter 'protobuf' : Wrong protocol buffer type ''"},
+		{"str(a),ungrpc(1,Int32)", "invalid args in converter 'ungrpc' : Wrong protocol buffer type 'Int32'"},
+		{"str(a),protobuf(1,2,3)", "invalid arg 2 in converter 'protobuf' : expected ')' before ',3)'"},
+		{"str(a),sha2(100,2)", "invalid arg 2 in converter 'sha2' : expected ')' before ',2)'"},
+		{"str(a),xxh3(x,2)", "invalid arg 1 in converter 'xxh3' : failed to parse 'x' as type 'integer' at position 1"},
+		{"str(a),field(0,/,1,4)", "invalid arg 3 in converter 'field' : expected ')' before ',4)'"},
 		{"str(a),xxh3(x)", "invalid arg 1 in converter 'xxh3' : failed to parse 'x' as type 'integer' at position 1"},
 		{"str(a),xxh3(1,2)", "invalid arg 2 in converter 'xxh3' : expected ')' before ',2)'"},
 		{"str(a),regsub(a,b,x)", "invalid args in converter 'regsub' : invalid regex flag 'x', only 'i' and 'g' are supported"},
@@ -267,7 +278,8 @@ func TestConverterErrors(t *testing.T) {
 	for _, expr := range []string{"int(0),ltime", "str(a),add", "str(a),language()", "str(a),concat", "int(1),http_date",
 		"str(a),add(-)", "str(a),add(+3)", "str(a),bytes(+1)", "str(a),ipmask(255.255.0.0)", "str(a),ipmask(24,ffff::)",
 		"str(a),digest(md5)", "str(a),url_dec()", "str(a),sha2()", "str(a),debug",
-		"str(a),fix_tag_value(msgtype)", "str(a),mqtt_is_valid()", "str(a),mqtt_field_value(15,21)", "str(a),xxh3(-5)"} {
+		"str(a),fix_tag_value(msgtype)", "str(a),mqtt_is_valid()", "str(a),mqtt_field_value(15,21)", "str(a),xxh3(-5)",
+		"str(a),protobuf(1..2)", "str(a),protobuf(.5)", "str(a),ungrpc(99999999999,double)"} {
 		if _, err := CompileExpr(nil, expr); err != nil {
 			t.Errorf("%s: %v", expr, err)
 		}
@@ -279,7 +291,7 @@ func TestConverterErrors(t *testing.T) {
 // and the digests built from a hash.Hash (digest, hmac).
 func TestConvertersAllocateNothing(t *testing.T) {
 	r := convRequest(t)
-	for name, h := range map[string]string{"txn.fix": fix44, "txn.mqtt": mqtt50Complex} {
+	for name, h := range map[string]string{"txn.fix": fix44, "txn.mqtt": mqtt50Complex, "txn.pb": pbRect, "txn.grpc": "000000002e" + pbRect} {
 		n, _ := ParseVarName(name)
 		b, _ := hex.DecodeString(h)
 		r.Vars.Set(n, &Sample{T: TBin, B: b})
@@ -294,6 +306,7 @@ func TestConvertersAllocateNothing(t *testing.T) {
 		"var(txn.json),json_query('$.a[1]')", "var(txn.json),json_query('$.b')", "path,ltrim(/),rtrim(s),cut_crlf",
 		"var(txn.fix),fix_is_valid", "var(txn.fix),fix_tag_value(49)", "var(txn.mqtt),mqtt_is_valid",
 		"var(txn.mqtt),mqtt_field_value(connect,flags)", "var(txn.mqtt),mqtt_field_value(connect,username)",
+		"var(txn.pb),protobuf(48.59.1,int32)", "var(txn.pb),protobuf(49.59)", "var(txn.grpc),ungrpc(49.59.2,sint64)",
 	} {
 		e, err := CompileExpr(nil, x)
 		if err != nil {
