@@ -23,6 +23,7 @@ var convCases = []struct {
 	{"str(hi?),ub64enc", "aGk_", false},
 	{"str(aGk_),ub64dec", "hi?", false},
 	{"str(aGk),ub64dec", "hi", false},
+	{"str(aGk=),ub64dec,hex", "68693F", false},
 	{"str(/bla+%20?foo%3Dbar%2B42+42%20),url_dec", "/bla+ ?foo=bar+42 42 ", false},
 	{"str(/bla+%20?foo%3Dbar%2B42+42%20),url_dec(1)", "/bla  ?foo=bar+42 42 ", false},
 	{"str(a%2),url_dec", "", true},

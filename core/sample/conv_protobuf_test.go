@@ -19,7 +19,7 @@ const (
 // fields go through C's conversion to an unsigned integer).
 func TestProtobuf(t *testing.T) {
 	grpc := "000000002e" + pbRect
-	for _, tc := range []struct{ expr, want string }{
+	checkExprs(t, &Request{}, []exprCase{
 		{"bin(" + pbRect + "),protobuf(48.59.1,int32)", "407838351"},
 		{"bin(" + pbRect + "),protobuf(48.59.2,int32)", "-746143763"},
 		{"bin(" + pbRect + "),protobuf(49.59.1,int32)", "408122808"},
@@ -44,15 +44,7 @@ func TestProtobuf(t *testing.T) {
 		{"bin(" + pbMixed + "),protobuf(5,int32)", "<none>"},
 		{"bin(" + pbMixed + "),protobuf(8)", "<none>"},
 		{"bin(" + pbMixed + "),ungrpc(1)", "<none>"},
-	} {
-		got, ok := evalText(t, &Request{}, tc.expr)
-		if !ok {
-			got = "<none>"
-		}
-		if got != tc.want {
-			t.Errorf("%s = %q, want %q", tc.expr, got, tc.want)
-		}
-	}
+	})
 }
 
 func TestParseDottedUints(t *testing.T) {

@@ -50,6 +50,22 @@ func evalText(t *testing.T, r *Request, expr string) (string, bool) {
 	return string(AppendText(nil, r, &s)), true
 }
 
+// exprCase is an expression and its text; "<none>": no sample.
+type exprCase struct{ expr, want string }
+
+func checkExprs(t *testing.T, r *Request, cases []exprCase) {
+	t.Helper()
+	for _, tc := range cases {
+		got, ok := evalText(t, r, tc.expr)
+		if !ok {
+			got = "<none>"
+		}
+		if got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.expr, got, tc.want)
+		}
+	}
+}
+
 func TestConverters(t *testing.T) {
 	for _, tc := range convCases {
 		got, ok := evalText(t, convRequest(t), tc.expr)
@@ -291,7 +307,7 @@ func TestConverterErrors(t *testing.T) {
 // and the digests built from a hash.Hash (digest, hmac).
 func TestConvertersAllocateNothing(t *testing.T) {
 	r := convRequest(t)
-	for name, h := range map[string]string{"txn.fix": fix44, "txn.mqtt": mqtt50Complex, "txn.pb": pbRect, "txn.grpc": "000000002e" + pbRect} {
+	for name, h := range map[string]string{"txn.fix": fix44, "txn.mqtt": mqtt50Complex, "txn.pb": pbRect, "txn.grpc": "000000002e" + pbRect, "txn.jwt": hex.EncodeToString([]byte(tokHS256))} {
 		n, _ := ParseVarName(name)
 		b, _ := hex.DecodeString(h)
 		r.Vars.Set(n, &Sample{T: TBin, B: b})
@@ -306,6 +322,7 @@ func TestConvertersAllocateNothing(t *testing.T) {
 		"var(txn.json),json_query('$.a[1]')", "var(txn.json),json_query('$.b')", "path,ltrim(/),rtrim(s),cut_crlf",
 		"var(txn.fix),fix_is_valid", "var(txn.fix),fix_tag_value(49)", "var(txn.mqtt),mqtt_is_valid",
 		"var(txn.mqtt),mqtt_field_value(connect,flags)", "var(txn.mqtt),mqtt_field_value(connect,username)",
+		"var(txn.jwt),jwt_verify(HS256,'hmac key hs256')", "var(txn.jwt),jwt_payload_query('$.name')",
 		"var(txn.pb),protobuf(48.59.1,int32)", "var(txn.pb),protobuf(49.59)", "var(txn.grpc),ungrpc(49.59.2,sint64)",
 	} {
 		e, err := CompileExpr(nil, x)
