@@ -24,6 +24,8 @@ var convCases = []struct {
 	{"str(aGk_),ub64dec", "hi?", false},
 	{"str(aGk),ub64dec", "hi", false},
 	{"str(aGk=),ub64dec,hex", "68693F", false},
+	{"int(5),bool,hex", "0000000000000001", false},
+	{"int(0),bool,hex", "0000000000000000", false},
 	{"str(/bla+%20?foo%3Dbar%2B42+42%20),url_dec", "/bla+ ?foo=bar+42 42 ", false},
 	{"str(/bla+%20?foo%3Dbar%2B42+42%20),url_dec(1)", "/bla  ?foo=bar+42 42 ", false},
 	{"str(a%2),url_dec", "", true},
