@@ -64,6 +64,14 @@ func protobufArgs(env *Env, a []Arg) error {
 	return nil
 }
 
+// pbFixedSize is the size of a 64-bit or 32-bit wire type's value.
+func pbFixedSize(wire uint64) int {
+	if wire == pb64 {
+		return 8
+	}
+	return 4
+}
+
 // pbVarintRead reads a varint of at most 10 bytes; n 0 when it is cut
 // short or longer.
 func pbVarintRead(b []byte) (v uint64, n int) {
@@ -109,10 +117,7 @@ func pbLookup(ids []uint32, typ int64, msg []byte, s *Sample) (found bool, read 
 				p += n
 			}
 		case pb64, pb32:
-			size := 8
-			if wire == pb32 {
-				size = 4
-			}
+			size := pbFixedSize(wire)
 			if !match {
 				if len(msg)-p < size {
 					return false, p
@@ -172,40 +177,33 @@ func pbStore(wire uint64, typ int64, b []byte, elen uint64, s *Sample) bool {
 		default:
 			return false
 		}
-	case pb64:
-		if len(b) < 8 {
-			return false
-		}
-		v := binary.LittleEndian.Uint64(b)
-		switch typ {
-		case pbRaw:
-			s.T, s.B = TBin, b[:8]
-		case pbFixed64, pbSfixed64:
-			s.setInt(int64(v))
-		case pbDouble:
-			s.setInt(int64(cDoubleToUint64(math.Float64frombits(v))))
-		default:
-			return false
-		}
 	case pbBytes:
 		if uint64(len(b)) < elen || typ != pbRaw {
 			return false
 		}
 		s.T, s.B = TBin, b[:elen]
-	case pb32:
-		if len(b) < 4 {
+	case pb64, pb32:
+		size := pbFixedSize(wire)
+		if len(b) < size {
 			return false
 		}
-		v := binary.LittleEndian.Uint32(b)
-		switch typ {
-		case pbRaw:
-			s.T, s.B = TBin, b[:4]
-		case pbFixed32:
+		var v uint64
+		if size == 8 {
+			v = binary.LittleEndian.Uint64(b)
+		} else {
+			v = uint64(binary.LittleEndian.Uint32(b))
+		}
+		switch {
+		case typ == pbRaw:
+			s.T, s.B = TBin, b[:size]
+		case size == 8 && (typ == pbFixed64 || typ == pbSfixed64), size == 4 && typ == pbFixed32:
 			s.setInt(int64(v))
-		case pbSfixed32:
+		case size == 8 && typ == pbDouble:
+			s.setInt(int64(cDoubleToUint64(math.Float64frombits(v))))
+		case size == 4 && typ == pbSfixed32:
 			s.setInt(int64(int32(v)))
-		case pbFloat:
-			s.setInt(int64(uint32(cvtt(float64(math.Float32frombits(v))))))
+		case size == 4 && typ == pbFloat:
+			s.setInt(int64(uint32(cvtt(float64(math.Float32frombits(uint32(v)))))))
 		default:
 			return false
 		}
