@@ -210,21 +210,19 @@ func fixTagArgs(env *Env, a []Arg) error {
 }
 
 func convFixIsValid(r *Request, a []Arg, s *Sample) bool {
-	switch fixValidate(s.B) {
-	case fixValid:
-		s.setBool(true)
-	case fixInvalid:
-		s.setBool(false)
-	default:
+	v := fixValidate(s.B)
+	r.final = v != fixMore
+	if v == fixMore {
 		return false
 	}
+	s.setBool(v == fixValid)
 	return true
 }
 
 func convFixTagValue(r *Request, a []Arg, s *Sample) bool {
 	v, ok := fixTagValue(s.B, uint32(a[0].I))
+	r.final = len(v) > 0 || !ok
 	if len(v) == 0 {
-		r.final = !ok
 		return false
 	}
 	s.T, s.B = TBin, v

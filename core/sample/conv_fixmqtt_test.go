@@ -160,6 +160,9 @@ func TestFIXMQTTInspection(t *testing.T) {
 		{fix44[:200], "{ req.payload(0,0),fix_tag_value(553) -m found }", false, true},
 		{fix44, "{ req.payload(0,0),fix_tag_value(1137) -m found }", false, false},
 		{fixBadTag, "{ req.payload(0,0),fix_tag_value(108) -m found }", false, false},
+		// The tag is there: a later converter that fails decides too.
+		{fix44[:200], "{ req.payload(0,0),fix_tag_value(49),strcmp(txn.none) -m found }", false, false},
+		{fix44[:40], "{ req.payload(0,0),fix_tag_value(49),strcmp(txn.none) -m found }", false, true},
 		{mqtt50Complex[:60], "{ req.payload(0,0),mqtt_is_valid }", false, true},
 		{mqtt50Complex[:60], "{ req.payload(0,0),mqtt_field_value(connect,username) -m found }", false, true},
 		{mqtt50Complex, "{ req.payload(0,0),mqtt_field_value(connect,username) -m found }", true, false},

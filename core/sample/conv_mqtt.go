@@ -411,14 +411,12 @@ func mqttFieldArgs(env *Env, a []Arg) error {
 
 func convMQTTIsValid(r *Request, a []Arg, s *Sample) bool {
 	var p mqttPacket
-	switch mqttValidate(s.B, &p) {
-	case mqttValid:
-		s.setBool(true)
-	case mqttInvalid:
-		s.setBool(false)
-	default:
+	v := mqttValidate(s.B, &p)
+	r.final = v != mqttMore
+	if v == mqttMore {
 		return false
 	}
+	s.setBool(v == mqttValid)
 	return true
 }
 
@@ -437,15 +435,9 @@ var mqttNumFields = mqttBits(mfFlags, mfProtocolVersion, mfKeepalive, mfReasonCo
 func convMQTTFieldValue(r *Request, a []Arg, s *Sample) bool {
 	var p mqttPacket
 	typ, f := int(a[0].I), int(a[1].I)
-	switch mqttValidate(s.B, &p) {
-	case mqttMore:
-		return false
-	case mqttInvalid:
-		r.final = true
-		return false
-	}
-	r.final = true
-	if int(p.typ) != typ || typ != mqttConnect && typ != mqttConnack {
+	v := mqttValidate(s.B, &p)
+	r.final = v != mqttMore
+	if v != mqttValid || int(p.typ) != typ || typ != mqttConnect && typ != mqttConnack {
 		return false
 	}
 	// The argument accepts user properties, which are not kept.
@@ -470,7 +462,6 @@ func convMQTTFieldValue(r *Request, a []Arg, s *Sample) bool {
 	if len(out) == 0 {
 		return false
 	}
-	r.final = false
 	s.T, s.B = TBin, out
 	return true
 }

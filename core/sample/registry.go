@@ -32,9 +32,9 @@ type Request struct {
 	// Samples kept here rather than on the stack: a sample handed to a
 	// fetch through a function value would escape, and be allocated.
 	iterSmp, lfSmp Sample
-	// final says that a converter found its input wrong or without what
-	// it looks for, rather than cut short: more bytes would not give a
-	// sample (HAProxy's converter clearing SMP_F_MAY_CHANGE).
+	// final says that a converter decided on the bytes it read (a
+	// message whole, or wrong): more bytes would not change the outcome
+	// (HAProxy's FIX and MQTT converters clearing SMP_F_MAY_CHANGE).
 	final bool
 }
 
