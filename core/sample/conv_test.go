@@ -261,6 +261,11 @@ func TestConverterErrors(t *testing.T) {
 		{"str(a),protobuf(1,)", "invalid args in converter 'protobuf' : Wrong protocol buffer type ''"},
 		{"str(a),ungrpc(1,Int32)", "invalid args in converter 'ungrpc' : Wrong protocol buffer type 'Int32'"},
 		{"str(a),protobuf(1,2,3)", "invalid arg 2 in converter 'protobuf' : expected ')' before ',3)'"},
+		{"str(a),jwt_verify(PS256,x)", "invalid args in converter 'jwt_verify' : RSASSA-PSS JWS signing not managed yet"},
+		{"str(a),jwt_verify(FOO,x)", "invalid args in converter 'jwt_verify' : unknown JWT algorithm: FOO"},
+		{"str(a),jwt_verify(hs256,x)", "invalid args in converter 'jwt_verify' : unknown JWT algorithm: hs256"},
+		{"str(a),jwt_verify(RS256)", "invalid arg 2 in converter 'jwt_verify' : missing arguments (got 1/2), type 'string' expected"},
+		{"str(a),jwt_header_query('$.a',foo)", "invalid args in converter 'jwt_header_query' : output_type only supports \"int\" as argument"},
 		{"str(a),sha2(100,2)", "invalid arg 2 in converter 'sha2' : expected ')' before ',2)'"},
 		{"str(a),xxh3(x,2)", "invalid arg 1 in converter 'xxh3' : failed to parse 'x' as type 'integer' at position 1"},
 		{"str(a),field(0,/,1,4)", "invalid arg 3 in converter 'field' : expected ')' before ',4)'"},
@@ -295,7 +300,8 @@ func TestConverterErrors(t *testing.T) {
 		"str(a),add(-)", "str(a),add(+3)", "str(a),bytes(+1)", "str(a),ipmask(255.255.0.0)", "str(a),ipmask(24,ffff::)",
 		"str(a),digest(md5)", "str(a),url_dec()", "str(a),sha2()", "str(a),debug",
 		"str(a),fix_tag_value(msgtype)", "str(a),mqtt_is_valid()", "str(a),mqtt_field_value(15,21)", "str(a),xxh3(-5)",
-		"str(a),protobuf(1..2)", "str(a),protobuf(.5)", "str(a),ungrpc(99999999999,double)"} {
+		"str(a),protobuf(1..2)", "str(a),protobuf(.5)", "str(a),ungrpc(99999999999,double)",
+		"str(a),jwt_verify(txn.a,txn.b)", "str(a),jwt_verify(none,x)", "str(a),jwt_verify(RS256,/nonexistent)", "str(a),jwt_payload_query"} {
 		if _, err := CompileExpr(nil, expr); err != nil {
 			t.Errorf("%s: %v", expr, err)
 		}
