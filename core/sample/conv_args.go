@@ -19,9 +19,10 @@ const (
 	aInt
 	aMsk4
 	aMsk6
+	aPbuf // a protocol buffers field number: dotted, kept as []uint32 in V
 )
 
-var argKindNames = [...]string{aStr: "string", aInt: "integer", aMsk4: "IPv4 mask", aMsk6: "IPv6 mask"}
+var argKindNames = [...]string{aStr: "string", aInt: "integer", aMsk4: "IPv4 mask", aMsk6: "IPv6 mask", aPbuf: "Protocol buffers field number"}
 
 // arg is the i-th argument, or the zero Arg when it was not given.
 func arg(a []Arg, i int) *Arg {
@@ -78,8 +79,33 @@ func parseTyped(a *Arg, k argKind, pos int) error {
 			return bad
 		}
 		a.IP = p
+	case aPbuf:
+		ids, ok := parseDottedUints(a.S)
+		if !ok {
+			return bad
+		}
+		a.V = ids
 	}
 	return nil
+}
+
+// parseDottedUints reads numbers separated by dots, as HAProxy's
+// parse_dotted_uints: an empty number is 0, a trailing dot is an error.
+func parseDottedUints(s string) ([]uint32, bool) {
+	var ids []uint32
+	b := []byte(s)
+	for len(b) > 0 {
+		n, l := readUint(b)
+		b = b[l:]
+		if len(b) > 0 {
+			if b[0] != '.' || len(b) == 1 {
+				return nil, false
+			}
+			b = b[1:]
+		}
+		ids = append(ids, n)
+	}
+	return ids, true
 }
 
 // readInt64 reads an optional sign and decimal digits as HAProxy's

@@ -21,8 +21,8 @@ import (
 )
 
 // Hashes and digests. The 32-bit hashes are HAProxy's (hash.c), with its
-// optional avalanche (full_hash) when the argument is non-zero; xxh32 and
-// xxh64 take a seed. The digests are OpenSSL's in HAProxy, Go's here.
+// optional avalanche (full_hash) when the argument is non-zero; xxh3,
+// xxh32 and xxh64 take a seed. The digests are OpenSSL's in HAProxy, Go's here.
 
 func init() {
 	RegisterConvs(
@@ -33,6 +33,10 @@ func init() {
 		Conv{Name: "wt6", Max: 1, In: TBin, Out: TSint, Check: typedArgs(0, []argKind{aInt}, nil), Fn: hash32(wt6)},
 		Conv{Name: "xxh32", Max: 1, In: TBin, Out: TSint, Check: typedArgs(0, []argKind{aInt}, nil), Fn: func(r *Request, a []Arg, s *Sample) bool {
 			s.setInt(int64(xxh32(s.B, uint32(arg(a, 0).I))))
+			return true
+		}},
+		Conv{Name: "xxh3", Max: 1, In: TBin, Out: TSint, Check: typedArgs(0, []argKind{aInt}, nil), Fn: func(r *Request, a []Arg, s *Sample) bool {
+			s.setInt(int64(xxh3(s.B, uint64(arg(a, 0).I))))
 			return true
 		}},
 		Conv{Name: "xxh64", Max: 1, In: TBin, Out: TSint, Check: typedArgs(0, []argKind{aInt}, nil), Fn: func(r *Request, a []Arg, s *Sample) bool {

@@ -101,7 +101,15 @@ const (
 	b64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 )
 
-var b64StdRev, b64URLRev = b64Rev(b64Std), b64Rev(b64URL)
+var b64StdRev, b64URLRev = b64Rev(b64Std), b64URLRevTable()
+
+// b64URLRevTable is HAProxy's: its table reads '=' as '_' (63), which
+// ub64dec and the JWT converters inherit.
+func b64URLRevTable() [256]int8 {
+	t := b64Rev(b64URL)
+	t['='] = 63
+	return t
+}
 
 func b64Rev(alpha string) (t [256]int8) {
 	for i := range t {

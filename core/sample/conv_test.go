@@ -4,6 +4,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"encoding/base64"
+	"encoding/hex"
 	"testing"
 )
 
@@ -47,6 +48,22 @@ func evalText(t *testing.T, r *Request, expr string) (string, bool) {
 		return "", false
 	}
 	return string(AppendText(nil, r, &s)), true
+}
+
+// exprCase is an expression and its text; "<none>": no sample.
+type exprCase struct{ expr, want string }
+
+func checkExprs(t *testing.T, r *Request, cases []exprCase) {
+	t.Helper()
+	for _, tc := range cases {
+		got, ok := evalText(t, r, tc.expr)
+		if !ok {
+			got = "<none>"
+		}
+		if got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.expr, got, tc.want)
+		}
+	}
 }
 
 func TestConverters(t *testing.T) {
@@ -224,6 +241,36 @@ func TestConverterErrors(t *testing.T) {
 		{"str(a),sha2(100)", "invalid args in converter 'sha2' : Unsupported number of bits: '100'"},
 		{"str(a),sha2(x)", "invalid arg 1 in converter 'sha2' : failed to parse 'x' as type 'integer' at position 1"},
 		{"str(a),crc32(x)", "invalid arg 1 in converter 'crc32' : failed to parse 'x' as type 'integer' at position 1"},
+		{"str(a),fix_tag_value", "invalid args in converter 'fix_tag_value' : Unknown FIX tag name ''"},
+		{"str(a),fix_tag_value(0)", "invalid args in converter 'fix_tag_value' : Unknown FIX tag name '0'"},
+		{"str(a),fix_tag_value(12x)", "invalid args in converter 'fix_tag_value' : Unknown FIX tag name '12x'"},
+		{"str(a),fix_is_valid(1)", "invalid arg 1 in converter 'fix_is_valid' : expected ')' before '1)'"},
+		{"str(a),mqtt_field_value", "invalid arg 2 in converter 'mqtt_field_value' : missing arguments (got 1/2), type 'string' expected"},
+		{"str(a),mqtt_field_value(connect)", "invalid arg 2 in converter 'mqtt_field_value' : missing arguments (got 1/2), type 'string' expected"},
+		{"str(a),mqtt_field_value(foo,flags)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT type 'foo'"},
+		{"str(a),mqtt_field_value(16,flags)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT type '16'"},
+		{"str(a),mqtt_field_value(2x,flags)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT type '2x'"},
+		{"str(a),mqtt_field_value(connect,reason_code)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT field name 'reason_code' for packet type 'connect'"},
+		{"str(a),mqtt_field_value(pingreq,flags)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT field name 'flags' for packet type 'pingreq'"},
+		{"str(a),mqtt_field_value(connect,)", "invalid args in converter 'mqtt_field_value' : Unknown MQTT field name '' for packet type 'connect'"},
+		{"str(a),protobuf", "invalid arg 1 in converter 'protobuf' : expected type 'Protocol buffers field number' at position 1, but got nothing"},
+		{"str(a),protobuf()", "invalid arg 1 in converter 'protobuf' : expected type 'Protocol buffers field number' at position 1, but got nothing"},
+		{"str(a),protobuf(a)", "invalid arg 1 in converter 'protobuf' : failed to parse 'a' as type 'Protocol buffers field number' at position 1"},
+		{"str(a),protobuf(1.)", "invalid arg 1 in converter 'protobuf' : failed to parse '1.' as type 'Protocol buffers field number' at position 1"},
+		{"str(a),protobuf(-1)", "invalid arg 1 in converter 'protobuf' : failed to parse '-1' as type 'Protocol buffers field number' at position 1"},
+		{"str(a),protobuf(1,)", "invalid args in converter 'protobuf' : Wrong protocol buffer type ''"},
+		{"str(a),ungrpc(1,Int32)", "invalid args in converter 'ungrpc' : Wrong protocol buffer type 'Int32'"},
+		{"str(a),protobuf(1,2,3)", "invalid arg 2 in converter 'protobuf' : expected ')' before ',3)'"},
+		{"str(a),jwt_verify(PS256,x)", "invalid args in converter 'jwt_verify' : RSASSA-PSS JWS signing not managed yet"},
+		{"str(a),jwt_verify(FOO,x)", "invalid args in converter 'jwt_verify' : unknown JWT algorithm: FOO"},
+		{"str(a),jwt_verify(hs256,x)", "invalid args in converter 'jwt_verify' : unknown JWT algorithm: hs256"},
+		{"str(a),jwt_verify(RS256)", "invalid arg 2 in converter 'jwt_verify' : missing arguments (got 1/2), type 'string' expected"},
+		{"str(a),jwt_header_query('$.a',foo)", "invalid args in converter 'jwt_header_query' : output_type only supports \"int\" as argument"},
+		{"str(a),sha2(100,2)", "invalid arg 2 in converter 'sha2' : expected ')' before ',2)'"},
+		{"str(a),xxh3(x,2)", "invalid arg 1 in converter 'xxh3' : failed to parse 'x' as type 'integer' at position 1"},
+		{"str(a),field(0,/,1,4)", "invalid arg 3 in converter 'field' : expected ')' before ',4)'"},
+		{"str(a),xxh3(x)", "invalid arg 1 in converter 'xxh3' : failed to parse 'x' as type 'integer' at position 1"},
+		{"str(a),xxh3(1,2)", "invalid arg 2 in converter 'xxh3' : expected ')' before ',2)'"},
 		{"str(a),regsub(a,b,x)", "invalid args in converter 'regsub' : invalid regex flag 'x', only 'i' and 'g' are supported"},
 		{"str(a),json(x)", "invalid args in converter 'json' : Unexpected input code type. Allowed value are 'ascii', 'utf8', 'utf8s', 'utf8p' and 'utf8ps'"},
 		{"str(a),url_enc(x)", "invalid args in converter 'url_enc' : Unexpected encode type. Allowed value is 'query'"},
@@ -251,7 +298,10 @@ func TestConverterErrors(t *testing.T) {
 	// Accepted by haproxy -c.
 	for _, expr := range []string{"int(0),ltime", "str(a),add", "str(a),language()", "str(a),concat", "int(1),http_date",
 		"str(a),add(-)", "str(a),add(+3)", "str(a),bytes(+1)", "str(a),ipmask(255.255.0.0)", "str(a),ipmask(24,ffff::)",
-		"str(a),digest(md5)", "str(a),url_dec()", "str(a),sha2()", "str(a),debug"} {
+		"str(a),digest(md5)", "str(a),url_dec()", "str(a),sha2()", "str(a),debug",
+		"str(a),fix_tag_value(msgtype)", "str(a),mqtt_is_valid()", "str(a),mqtt_field_value(15,21)", "str(a),xxh3(-5)",
+		"str(a),protobuf(1..2)", "str(a),protobuf(.5)", "str(a),ungrpc(99999999999,double)",
+		"str(a),jwt_verify(txn.a,txn.b)", "str(a),jwt_verify(none,x)", "str(a),jwt_verify(RS256,/nonexistent)", "str(a),jwt_payload_query"} {
 		if _, err := CompileExpr(nil, expr); err != nil {
 			t.Errorf("%s: %v", expr, err)
 		}
@@ -263,14 +313,23 @@ func TestConverterErrors(t *testing.T) {
 // and the digests built from a hash.Hash (digest, hmac).
 func TestConvertersAllocateNothing(t *testing.T) {
 	r := convRequest(t)
+	for name, h := range map[string]string{"txn.fix": fix44, "txn.mqtt": mqtt50Complex, "txn.pb": pbRect, "txn.grpc": "000000002e" + pbRect, "txn.jwt": hex.EncodeToString([]byte(tokHS256))} {
+		n, _ := ParseVarName(name)
+		b, _ := hex.DecodeString(h)
+		r.Vars.Set(n, &Sample{T: TBin, B: b})
+	}
 	var exprs []*SampleExpr
 	for _, x := range []string{
 		"hdr(host),lower,upper,length", "path,hex,hex2i", "path,base64,b64dec", "path,url_enc,url_dec",
-		"path,crc32,add(1)", "path,xxh64", "path,xxh32(5)", "path,wt6(1)", "path,djb2", "path,sdbm", "path,crc32c",
+		"path,crc32,add(1)", "path,xxh64", "path,xxh3(7)", "path,xxh32(5)", "path,wt6(1)", "path,djb2", "path,sdbm", "path,crc32c",
 		"path,sha1,hex", "path,sha2(512),base64", "path,field(2,/)", "path,word(-1,/)", "path,json",
 		"path,concat(<,txn.v,>)", "path,bytes(1,3),be2hex(:,1)", "src,ipmask(24)",
 		"int(1700000000),utime(%Y-%m-%d)", "int(1),http_date", "path,strcmp(txn.v)", "int(3),mul(txn.n),div(2),mod(5)",
 		"var(txn.json),json_query('$.a[1]')", "var(txn.json),json_query('$.b')", "path,ltrim(/),rtrim(s),cut_crlf",
+		"var(txn.fix),fix_is_valid", "var(txn.fix),fix_tag_value(49)", "var(txn.mqtt),mqtt_is_valid",
+		"var(txn.mqtt),mqtt_field_value(connect,flags)", "var(txn.mqtt),mqtt_field_value(connect,username)",
+		"var(txn.jwt),jwt_verify(HS256,'hmac key hs256')", "var(txn.jwt),jwt_payload_query('$.name')",
+		"var(txn.pb),protobuf(48.59.1,int32)", "var(txn.pb),protobuf(49.59)", "var(txn.grpc),ungrpc(49.59.2,sint64)",
 	} {
 		e, err := CompileExpr(nil, x)
 		if err != nil {

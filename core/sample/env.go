@@ -18,6 +18,10 @@ type Env struct {
 	// fetch uses when it names none.
 	Tables TableSet
 	Proxy  string
+	// JWTKeys are the public keys jwt_verify reads at start-up, shared by
+	// the process's expressions (a key path in a variable is looked up
+	// there). Nil: each expression has its own.
+	JWTKeys *JWTKeys
 	// Pos is where the expression being compiled is written: HAProxy
 	// names the map and pattern references it creates after it.
 	Pos diag.Pos

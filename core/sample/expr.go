@@ -227,9 +227,10 @@ func checkArgs(env *Env, a []Arg, min, max int, check func(*Env, []Arg) error, s
 		return nil, fmt.Errorf("missing arguments (got %d/%d)", len(a), min)
 	}
 	if max >= 0 && len(a) > max {
-		// HAProxy reads the arguments it expects, then finds no ')'.
+		// HAProxy reads the arguments it expects, each as its type, then
+		// finds no ')'; the converter's own checks come later.
 		if check != nil && max > 0 {
-			if err := check(env, a[:max]); err != nil {
+			if err := check(env, a[:max]); err != nil && isTypeError(err) {
 				return nil, err
 			}
 		}
@@ -238,7 +239,13 @@ func checkArgs(env *Env, a []Arg, min, max int, check func(*Env, []Arg) error, s
 			at = a[0].at
 		}
 		if at >= 0 && at < len(src) {
-			return nil, &ArgError{Pos: max + 1, Msg: fmt.Sprintf("expected ')' before '%s'", src[at:])}
+			// HAProxy counts the empty argument before the extra comma
+			// but takes one back when it has read more than one.
+			pos := max + 1
+			if max > 1 {
+				pos = max
+			}
+			return nil, &ArgError{Pos: pos, Msg: fmt.Sprintf("expected ')' before '%s'", src[at:])}
 		}
 		return nil, fmt.Errorf("too many arguments (got %d/%d)", len(a), max)
 	}
@@ -248,6 +255,14 @@ func checkArgs(env *Env, a []Arg, min, max int, check func(*Env, []Arg) error, s
 		}
 	}
 	return a, nil
+}
+
+// isTypeError says whether a Check's error is an argument that does not
+// parse as its type, which HAProxy reports while reading the arguments,
+// before it looks for the ')'.
+func isTypeError(err error) bool {
+	var ae *ArgError
+	return errors.As(err, &ae) || strings.HasPrefix(err.Error(), "failed to parse '")
 }
 
 // Eval evaluates the expression: its fetch (the last value when there are

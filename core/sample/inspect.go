@@ -32,8 +32,8 @@ const (
 // bytes arrived: its fetch reads the received bytes, or the end of the
 // delay. found says the fetch gave a sample: then only lengths change, as
 // in HAProxy, whose payload and TLS fetches are final once their bytes are
-// all there.
-func (t *Term) mayChange(found bool) bool {
+// all there. final says a converter decided that no sample would come.
+func (t *Term) mayChange(found, final bool) bool {
 	f := t.expr.fetch
 	switch f.Name {
 	case "wait_end":
@@ -41,7 +41,7 @@ func (t *Term) mayChange(found bool) bool {
 	case "req.len", "req_len", "res.len":
 		return true
 	}
-	return !found && (f.Need == NeedReqBuf || f.Need == NeedResBuf)
+	return !found && !final && (f.Need == NeedReqBuf || f.Need == NeedResBuf)
 }
 
 // EvalPartial evaluates the expression as Eval does, and says, when it
@@ -82,7 +82,8 @@ func (c *Cond) EvalPartial(v *Request) (match, miss bool) {
 					t = triPass
 					break
 				}
-				if term.mayChange(term.found(v)) {
+				found := term.found(v)
+				if term.mayChange(found, v.final) {
 					t = triMiss
 				}
 			}

@@ -32,6 +32,10 @@ type Request struct {
 	// Samples kept here rather than on the stack: a sample handed to a
 	// fetch through a function value would escape, and be allocated.
 	iterSmp, lfSmp Sample
+	// final says that a converter decided on the bytes it read (a
+	// message whole, or wrong): more bytes would not change the outcome
+	// (HAProxy's FIX and MQTT converters clearing SMP_F_MAY_CHANGE).
+	final bool
 }
 
 // Stream tells fetches about the stream's frontend, backend and server.
@@ -50,7 +54,7 @@ func (r *Request) Clear() {
 
 // reset starts an evaluation: what the scratch space held is no longer
 // needed.
-func (r *Request) reset() { r.buf = r.buf[:0] }
+func (r *Request) reset() { r.buf, r.final = r.buf[:0], false }
 
 // alloc returns room for n bytes (an empty slice of capacity n) in the
 // scratch space. The space grows by doubling; slices handed out before stay

@@ -126,6 +126,7 @@ func TestCasts(t *testing.T) {
 		{Sample{T: TBin, B: []byte("ab\x00cd")}, TStr, true, "ab"},
 		{Sample{T: TBool, I: 1}, TIPv4, false, ""},
 		{Sample{T: TIPv4}, TBool, false, ""},
+		{Sample{T: TBool, I: 1}, TBin, true, "\x00\x00\x00\x00\x00\x00\x00\x01"},
 	} {
 		s := tc.in
 		if tc.to == TIPv4 && tc.in.T == TIPv4 {

@@ -63,7 +63,7 @@ func (s *Sample) setBool(v bool) {
 // it when the expression is compiled.
 var castable = [numTypes][numTypes]bool{
 	TAny:  {true, true, true, true, true, true, true, true, true},
-	TBool: {TAny: true, TBool: true, TSint: true, TStr: true},
+	TBool: {TAny: true, TBool: true, TSint: true, TStr: true, TBin: true},
 	TSint: {TAny: true, TBool: true, TSint: true, TAddr: true, TIPv4: true, TIPv6: true, TStr: true, TBin: true},
 	TAddr: {TAny: true},
 	TIPv4: {TAny: true, TSint: true, TAddr: true, TIPv4: true, TIPv6: true, TStr: true, TBin: true},
@@ -92,6 +92,10 @@ func cast(r *Request, s *Sample, to Type) bool {
 		case TStr:
 			s.B = strconv.AppendInt(r.alloc(20), s.I, 10)
 			s.T = TStr
+		case TBin:
+			b := r.alloc(8)[:8]
+			binary.BigEndian.PutUint64(b, uint64(s.I&1))
+			s.T, s.B = TBin, b
 		}
 		return true
 	case TSint:
