@@ -12,6 +12,10 @@ type Env struct {
 	// http_auth and http_auth_group. Nil leaves the names unresolved
 	// (a configuration still being read); the process always sets it.
 	Userlists map[string]Userlist
+	// Proc are the process's variables: naming one (var(proc.x),
+	// set-var(proc.x)) makes it exist, as in HAProxy, which set-var's
+	// ifexists sees.
+	Proc *ProcVars
 	// Pos is where the expression being compiled is written: HAProxy
 	// names the map and pattern references it creates after it.
 	Pos diag.Pos

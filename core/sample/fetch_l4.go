@@ -29,8 +29,8 @@ type ConnInfo interface {
 }
 
 // PayloadInfo is implemented by a Stream that holds a TCP stream's
-// buffered bytes when rules run (tcp-request content inspection). HAProxy
-// gives these fetches no sample on HTTP streams either.
+// buffered bytes when rules run (tcp-request content inspection). On HTTP
+// streams HAProxy gives these fetches no sample, but req.len and res.len.
 type PayloadInfo interface {
 	Payload(res bool) (b []byte, ok bool)
 }
@@ -204,11 +204,17 @@ func bufNeed(res bool) Need {
 func payloadLen(name string, res bool) Fetch {
 	return Fetch{Name: name, Out: TSint, Need: bufNeed(res), Fn: func(r *Request, a []Arg, s *Sample) bool {
 		b, ok := payloadOf(r, res)
-		if !ok {
-			return false
+		if ok {
+			s.setInt(int64(len(b)))
+			return true
 		}
-		s.setInt(int64(len(b)))
-		return true
+		// On an HTTP stream HAProxy counts the message's HTX form, which
+		// rules see after the head (its body is not counted here).
+		if r.Head != nil && r.Head.IsResponse() == res {
+			s.setInt(int64(r.Head.HTXSize()))
+			return true
+		}
+		return false
 	}}
 }
 

@@ -95,7 +95,7 @@ func runContentRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) (reje
 		case "reject":
 			return true, false
 		case "var":
-			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)
+			r.v.apply(v, &sc.smp, &sc.buf)
 		}
 	}
 	return false, false
