@@ -28,6 +28,14 @@ type ConnInfo interface {
 	ServerAddrs() (local, remote net.Addr, ok bool)
 }
 
+// ProxyHeaderInfo is implemented by a Stream whose client connection may
+// have begun with a PROXY protocol header (accept-proxy).
+type ProxyHeaderInfo interface {
+	// ProxyHeader reports whether one was received, and its version 2
+	// AUTHORITY and UNIQUE_ID TLVs (nil when absent).
+	ProxyHeader() (rcvd bool, authority, uniqueID []byte)
+}
+
 // PayloadInfo is implemented by a Stream that holds a TCP stream's
 // buffered bytes when rules run (tcp-request content inspection). On HTTP
 // streams HAProxy gives these fetches no sample, but req.len and res.len.
@@ -45,6 +53,21 @@ func init() {
 		Fetch{Name: "fc_src_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(false)},
 		Fetch{Name: "dst_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(true)},
 		Fetch{Name: "fc_dst_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(true)},
+		Fetch{Name: "fc_rcvd_proxy", Out: TBool, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			pi, ok := r.Stream.(ProxyHeaderInfo)
+			if !ok {
+				return false
+			}
+			rcvd, _, _ := pi.ProxyHeader()
+			s.setBool(rcvd)
+			return true
+		}},
+		Fetch{Name: "fc_pp_authority", Out: TStr, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			return ppTLV(r, s, false)
+		}},
+		Fetch{Name: "fc_pp_unique_id", Out: TStr, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			return ppTLV(r, s, true)
+		}},
 		Fetch{Name: "bc_src", Out: TIPv4, Need: NeedServerConn, Fn: serverAddr(false, false)},
 		Fetch{Name: "bc_src_port", Out: TSint, Need: NeedServerConn, Fn: serverAddr(false, true)},
 		Fetch{Name: "bc_dst", Out: TIPv4, Need: NeedServerConn, Fn: serverAddr(true, false)},
@@ -183,6 +206,23 @@ func tcpInfoFetch(name string, check func(*Env, []Arg) error, field func(*TCPInf
 		s.setInt(v)
 		return true
 	}}
+}
+
+// ppTLV is the PROXY header's AUTHORITY (uid false) or UNIQUE_ID TLV.
+func ppTLV(r *Request, s *Sample, uid bool) bool {
+	pi, ok := r.Stream.(ProxyHeaderInfo)
+	if !ok {
+		return false
+	}
+	_, auth, id := pi.ProxyHeader()
+	if uid {
+		auth = id
+	}
+	if auth == nil {
+		return false
+	}
+	s.setStr(auth)
+	return true
 }
 
 func payloadOf(r *Request, res bool) ([]byte, bool) {
