@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -443,6 +444,9 @@ func (m *master) session(c net.Conn) {
 	w := bufio.NewWriter(c)
 	interactive := false
 	target := "" // "" = master, otherwise a "@..." prefix
+	// The session's modes, which every command sent to a worker turns on
+	// there first, as 2.6's master CLI does.
+	var modes []string
 	for {
 		c.SetReadDeadline(time.Now().Add(masterCLITimeout))
 		line, err := r.ReadString('\n')
@@ -473,7 +477,16 @@ func (m *master) session(c net.Conn) {
 				}
 			}
 			if prefix != "" && prefix != "@" && prefix != "@master" {
-				m.forward(w, prefix, strings.Join(words, " "))
+				m.forward(w, prefix, strings.Join(words, " "), modes)
+				continue
+			}
+			if len(words) > 0 && (words[0] == "expert-mode" || words[0] == "experimental-mode") {
+				// The master answers nothing: the mode is for the workers.
+				on := words[0] + " on"
+				modes = slices.DeleteFunc(modes, func(m string) bool { return m == on })
+				if len(words) > 1 && words[1] == "on" {
+					modes = append(modes, on)
+				}
 				continue
 			}
 			switch strings.Join(words, " ") {
@@ -555,9 +568,10 @@ func (m *master) resolve(prefix string) (int, bool) {
 	return 0, false
 }
 
-// forward sends one command to the worker's private stats socket and
-// copies its reply (which ends with its own empty line).
-func (m *master) forward(w io.Writer, prefix, cmd string) {
+// forward sends one command to the worker's private stats socket, after
+// the commands that turn the session's modes on, and copies the command's
+// reply (which ends with its own empty line).
+func (m *master) forward(w io.Writer, prefix, cmd string, modes []string) {
 	if _, ok := m.resolve(prefix); !ok {
 		fmt.Fprintf(w, "Can't find the target PID matching the prefix '%s'\n\n", prefix)
 		return
@@ -579,14 +593,26 @@ func (m *master) forward(w io.Writer, prefix, cmd string) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(masterCLITimeout))
-	if _, err := io.WriteString(c, cmd+"\n"); err != nil {
+	line := strings.Join(append(slices.Clone(modes), cmd), ";")
+	if _, err := io.WriteString(c, line+"\n"); err != nil {
 		fmt.Fprint(w, "Can't connect to the target CLI!\n\n")
 		return
 	}
 	if uc, ok := c.(*net.UnixConn); ok {
 		uc.CloseWrite()
 	}
-	io.Copy(w, c)
+	// Each mode command's reply is an empty line, which 2.6's worker
+	// leaves out when its master asks (`expert-mode on -`).
+	r := bufio.NewReader(c)
+	for range modes {
+		if b, err := r.ReadByte(); err != nil || b != '\n' {
+			if err == nil {
+				r.UnreadByte()
+			}
+			break
+		}
+	}
+	io.Copy(w, r)
 }
 
 // showProc prints HAProxy 2.6's process table.

@@ -373,3 +373,23 @@ func FuzzSplitCommands(f *testing.F) {
 		}
 	})
 }
+
+// TestMasterWorkerModes: the master CLI keeps the session's expert and
+// experimental modes and turns them on in the worker before each command
+// it sends there, answering nothing itself; replies are HAProxy 2.6.12's
+// (with goha's empty line after each).
+func TestMasterWorkerModes(t *testing.T) {
+	m := startMW(t)
+	for _, c := range []struct{ in, want string }{
+		{"experimental-mode on", ""},
+		{"@1 set var proc.a int(6)", "This command is restricted to experimental mode only.\n\n"},
+		{"experimental-mode on; @1 set var proc.a int(5); @1 get var proc.a", "\nproc.a: type=sint value=<5>\n\n"},
+		{"@1 experimental-mode on; @1 set var proc.a int(7)", "\nThis command is restricted to experimental mode only.\n\n"},
+		{"expert-mode on; @1 expert-mode; @1 experimental-mode", "expert-mode is ON\n\nexperimental-mode is OFF\n\n"},
+		{"expert-mode on; experimental-mode on; expert-mode off; @1 expert-mode; @1 experimental-mode", "expert-mode is OFF\n\nexperimental-mode is ON\n\n"},
+	} {
+		if got := m.cli(t, c.in); got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+}
