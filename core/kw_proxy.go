@@ -312,7 +312,7 @@ var proxyKeywords = []Keyword{
 	{Name: "capture", Scope: scopeDefaults | scopeFE, Args: ArgsAny, Parse: parseCapture},
 	{Name: "compression", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseFilter, Unimplemented: Refused},
-	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseStickTableKw},
 	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "unique-id-format", Scope: scopeProxy, Args: ArgsAny, Parse: parseUniqueIDFormat},
 	{Name: "unique-id-header", Scope: scopeProxy, Args: ArgsAny, Parse: parseUniqueIDHeader},

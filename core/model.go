@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"goha/core/config"
 	"goha/core/sample"
+	"goha/core/stick"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -141,8 +142,9 @@ type Proxy struct {
 
 	Binds          []*Bind
 	DefaultBackend string
-	DefBE          *Proxy      // resolved DefaultBackend
-	Dispatch       *ServerAddr // `dispatch` address; nil when unset or ignored
+	DefBE          *Proxy        // resolved DefaultBackend
+	Dispatch       *ServerAddr   // `dispatch` address; nil when unset or ignored
+	StickTable     *stick.Config // the proxy's stick-table; nil: none
 	UseBackends    []*UseBackend
 	ACLs           []*ACLDef
 	HTTPReqRules   []LineDef

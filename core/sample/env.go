@@ -16,6 +16,12 @@ type Env struct {
 	// set-var(proc.x)) makes it exist, as in HAProxy, which set-var's
 	// ifexists sees.
 	Proc *ProcVars
+	// Tables are the configuration's stick tables; nil leaves table
+	// arguments unresolved (a configuration still being read). Proxy is
+	// the proxy whose expressions are compiled: its table is the one a
+	// fetch uses when it names none.
+	Tables TableSet
+	Proxy  string
 	// Pos is where the expression being compiled is written: HAProxy
 	// names the map and pattern references it creates after it.
 	Pos diag.Pos

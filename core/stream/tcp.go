@@ -104,14 +104,17 @@ func (p *proxy) connectTimeout() time.Duration {
 // serveTCP forwards a tcp-mode connection to a server of the default
 // backend, both ways, with half-close. ent is the stream's place in show
 // sess.
-func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, ent *streamEntry, vars *sample.Vars) {
+func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, ent *streamEntry, vars *sample.Vars, sessTrk *stkCounters) {
 	defer c.Close()
 	si := &streamInfo{accept: now, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
 	be := fe.defBE
 	ss := newSampleStream(proc, si, ent, c, true, shard)
+	tr := tracking{sess: sessTrk}
+	ss.trk = &tr
+	defer func() { tr.endStream(si.bytesIn, si.bytesOut) }()
 	view := &sample.Request{Client: si.client, Local: c.LocalAddr(), Vars: vars, Stream: &ss}
 	si.view = view
-	var rs ruleScratch
+	rs := ruleScratch{tr: &tr, trackIn: &tr.strm}
 	in := &inspection{}
 	ss.insp = in
 	if len(fe.tcp.content) > 0 && !proc.inspect(c, in, fe.tcp.content, fe.InspectDelay, view, &rs) {
