@@ -67,8 +67,5 @@ func (p *ProcVars) Declare(name string) {
 	p.mu.Unlock()
 }
 
-// Set is set-var in the global section: a value known at start-up.
-func (p *ProcVars) Set(name string, s *Sample) { p.setCond(name, s, 0) }
-
 // Get reads the process variable name into s.
 func (p *ProcVars) Get(name string, s *Sample) bool { return p.get(name, s) }
