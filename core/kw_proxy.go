@@ -313,7 +313,7 @@ var proxyKeywords = []Keyword{
 	{Name: "compression", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseFilter, Unimplemented: Refused},
 	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseStickTableKw},
-	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Parse: parseStickRule},
 	{Name: "unique-id-format", Scope: scopeProxy, Args: ArgsAny, Parse: parseUniqueIDFormat},
 	{Name: "unique-id-header", Scope: scopeProxy, Args: ArgsAny, Parse: parseUniqueIDHeader},
 	{Name: "server-template", Scope: scopeBE, Args: ArgsAny, Unimplemented: Refused},

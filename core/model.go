@@ -145,6 +145,7 @@ type Proxy struct {
 	DefBE          *Proxy        // resolved DefaultBackend
 	Dispatch       *ServerAddr   // `dispatch` address; nil when unset or ignored
 	StickTable     *stick.Config // the proxy's stick-table; nil: none
+	StickRules     []StickRuleDef
 	UseBackends    []*UseBackend
 	ACLs           []*ACLDef
 	HTTPReqRules   []LineDef
@@ -571,9 +572,10 @@ type Global struct {
 
 // PeersSection is a parsed `peers` section.
 type PeersSection struct {
-	Name  string
-	Local string   // the local peer's address, "" when none
-	Peers []string // remote peers with an address
+	Name   string
+	Local  string          // the local peer's address, "" when none
+	Peers  []string        // remote peers with an address
+	Tables []*stick.Config // its table lines, named <section>/<table>
 }
 
 // logState is a configuration's logging machinery.

@@ -246,5 +246,10 @@ func (c *Config) StickTables() map[string]*stick.Config {
 			m[p.Name] = p.StickTable
 		}
 	}
+	for _, ps := range c.Peers {
+		for _, t := range ps.Tables {
+			m[t.Name] = t
+		}
+	}
 	return m
 }

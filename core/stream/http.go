@@ -73,8 +73,11 @@ type hconn struct {
 	// track is the exchange's stick counters; its sess is the
 	// connection's (connState.trk).
 	track tracking
-	view  sample.Request
-	rs    ruleScratch
+	// stores are the keys stick store rules took, recorded with the
+	// server once it answers.
+	stores []pendingStore
+	view   sample.Request
+	rs     ruleScratch
 	// addrs are the exchange's addresses as set-src and set-dst left
 	// them; srvTimeout and tunTimeout are set-timeout's, 0 when unset.
 	addrs                  connAddrs
@@ -415,6 +418,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	if direct == nil && len(be.useSrv) > 0 {
 		direct = hc.useServer(be)
 	}
+	hc.stores = hc.stores[:0]
+	if len(be.stickRules) > 0 {
+		direct, hc.stores = stickRequest(be, view, &hc.rs.smp, direct, hc.stores)
+	}
 
 	// Outgoing request head.
 	srvMode := http1.ConnNone
@@ -568,6 +575,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			if rerr == nil {
 				_ = status
 				end := time.Now()
+				if len(hc.stores) > 0 {
+					hc.stores = commitStores(hc.stores, srv)
+				}
 				if keepSrv && !srv.DynamicSNI() && hc.keepServerConn() {
 					sc.idleAt = end
 					// An idle connection holds no buffer: the next
@@ -1018,6 +1028,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 			srv.Counters.Dresp.Add(1)
 			return 0, false, errors.New("core: response denied")
 		}
+	}
+	if len(be.stickRules) > 0 {
+		hc.stores = stickResponse(be, view, &hc.rs.smp, hc.stores)
 	}
 	if st := hc.afterResponse(fe, be, resp, view); st != 0 {
 		si.status = st

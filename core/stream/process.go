@@ -202,8 +202,9 @@ type proxy struct {
 	defBE      *proxy
 	reqRules   []*httpRule
 	respRules  []*httpRule
-	afterRules []*httpRule // http-after-response
-	tcp        tcpRules    // tcp-request rules
+	afterRules []*httpRule  // http-after-response
+	tcp        tcpRules     // tcp-request rules
+	stickRules []*stickRule // stick on|match|store-*, backend side
 	errReply   map[int]*http1.Reply
 	errDyn     map[int]*httpRule // http-error pages built per request
 	logFmt     *logFormat        // nil: the httplog or tcplog fast paths

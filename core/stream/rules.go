@@ -160,6 +160,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 		}
 		proc.compileTCPRules(p, named, d)
 		proc.compileRouting(p, named, d)
+		proc.compileStickRules(p, named, d)
 		proc.compileErrors(p, named, d)
 		proc.finishAuth(p, d)
 	}

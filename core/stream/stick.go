@@ -2,6 +2,7 @@ package stream
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,9 +31,29 @@ func (proc *Process) StickTables() []*stick.Table {
 
 // makeTables builds the configuration's stick tables.
 func (proc *Process) makeTables() {
+	// A table that stick rules use stores the server, as in HAProxy.
+	sticky := map[string]bool{}
+	for _, p := range proc.proxies {
+		for _, r := range p.StickRules {
+			if r.Table == "" {
+				sticky[p.Name] = true
+			} else {
+				sticky[r.Table] = true
+			}
+		}
+	}
 	proc.tables = map[string]*stick.Table{}
 	for name, c := range proc.Conf.StickTables() {
-		proc.tables[name] = stick.New(*c)
+		cfg := *c
+		if sticky[name] {
+			cfg.Store = slices.Clone(cfg.Store)
+			for _, dt := range []stick.DataType{stick.ServerID, stick.ServerKey} {
+				if !slices.ContainsFunc(cfg.Store, func(s stick.Stored) bool { return s.Type == dt }) {
+					cfg.Store = append(cfg.Store, stick.Stored{Type: dt, N: 1})
+				}
+			}
+		}
+		proc.tables[name] = stick.New(cfg)
 	}
 	proc.env.Tables = proc
 }

@@ -139,3 +139,99 @@ func TestStickTablesAgainstHAProxy(t *testing.T) {
 		}
 	}
 }
+
+// persistCfg sticks clients to servers: by a URL parameter (stick on),
+// by a session id the server hands out (store-response, then match on
+// the cookie), with srvkey addr in the second table.
+const persistCfg = `
+global
+    stats socket ${TMP}/s.sock level admin
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind "fd@${FE}"
+    use_backend sess if { path_beg /s }
+    default_backend byparam
+backend byparam
+    balance roundrobin
+    stick-table type string len 32 size 100 expire 1m store http_req_cnt
+    stick on urlp(client)
+    server a @A@
+    server b @B@
+    server c @C@
+backend sess
+    balance roundrobin
+    stick-table type string len 32 size 100 srvkey addr
+    stick match req.cook(sid)
+    stick store-response res.hdr(x-sid)
+    server a @A@
+    server b @B@
+    server c @C@
+`
+
+// TestStickPersistenceAgainstHAProxy: stick on, stick match and stick
+// store-response send a client back to the server that served it, and
+// the tables show what HAProxy 2.6's show.
+func TestStickPersistenceAgainstHAProxy(t *testing.T) {
+	var addrs []string
+	for _, n := range []string{"a", "b", "c"} {
+		n := n
+		o := harness.NewOrigin(t, n, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Sid", "sid-"+n+"-"+r.URL.Query().Get("u"))
+			fmt.Fprintf(w, "%s", n)
+		})
+		addrs = append(addrs, o.Addr)
+	}
+	cfg := strings.NewReplacer("@A@", addrs[0], "@B@", addrs[1], "@C@", addrs[2]).Replace(persistCfg)
+	run := func(prog string) string {
+		p := harness.Start(t, prog, cfg, "FE")
+		harness.WaitListening(t, p.Addrs["FE"], 5*time.Second)
+		harness.WaitCLI(t, p.Dir+"/s.sock")
+		var b strings.Builder
+		get := func(path, cookie string) string {
+			req, _ := http.NewRequest("GET", "http://"+p.Addrs["FE"]+path, nil)
+			if cookie != "" {
+				req.Header.Set("Cookie", cookie)
+			}
+			// A new connection per request: persistence, not reuse.
+			resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body strings.Builder
+			bufio.NewReader(resp.Body).WriteTo(&body)
+			return body.String()
+		}
+		for _, c := range []string{"x", "y", "z", "x", "y", "w", "x", "z"} {
+			fmt.Fprintf(&b, "client=%s -> %s\n", c, get("/p?client="+c, ""))
+		}
+		for _, u := range []string{"1", "2", "3"} {
+			first := get("/s?u="+u, "")
+			sid := "sid-" + first + "-" + u
+			fmt.Fprintf(&b, "u=%s first=%s", u, first)
+			for i := 0; i < 3; i++ {
+				fmt.Fprintf(&b, " again=%s", get("/s?u="+u, "sid="+sid))
+			}
+			b.WriteString("\n")
+		}
+		for _, tb := range []string{"byparam", "sess"} {
+			out := harness.MustSocket(t, p.Dir+"/s.sock", "show table "+tb)
+			out = stickPtr.ReplaceAllString(out, "PTR:")
+			out = stickExp.ReplaceAllString(out, "exp=X")
+			b.WriteString(out)
+		}
+		return b.String()
+	}
+	want := run(bin.HAProxy(t))
+	got := run(bin.Path(t, "goha"))
+	if got != want {
+		t.Errorf("goha and HAProxy differ\n--- goha:\n%s\n--- haproxy:\n%s", got, want)
+	}
+	if !strings.Contains(want, "server_key=127.0.0.1:") || strings.Count(want, "server_id=") != 7 {
+		t.Errorf("the scenario no longer stores servers:\n%s", want)
+	}
+}
