@@ -29,7 +29,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -446,7 +445,7 @@ func (m *master) session(c net.Conn) {
 	target := "" // "" = master, otherwise a "@..." prefix
 	// The session's modes, which every command sent to a worker turns on
 	// there first, as 2.6's master CLI does.
-	var modes []string
+	var expert, experimental bool
 	for {
 		c.SetReadDeadline(time.Now().Add(masterCLITimeout))
 		line, err := r.ReadString('\n')
@@ -457,9 +456,9 @@ func (m *master) session(c net.Conn) {
 		quit := false
 		for _, cmd := range splitCommands(line) {
 			words := strings.Fields(cmd)
-			prefix := target
+			prefix, prefixed := target, false
 			if len(words) > 0 && strings.HasPrefix(words[0], "@") {
-				prefix = words[0]
+				prefix, prefixed = words[0], true
 				words = words[1:]
 				if len(words) == 0 {
 					// A bare prefix changes the session's target.
@@ -476,17 +475,26 @@ func (m *master) session(c net.Conn) {
 					continue
 				}
 			}
-			if prefix != "" && prefix != "@" && prefix != "@master" {
-				m.forward(w, prefix, strings.Join(words, " "), modes)
+			if len(words) > 0 && !prefixed && (words[0] == "expert-mode" || words[0] == "experimental-mode") {
+				// The master answers nothing, whatever the session's
+				// target: the mode is for the commands sent to workers.
+				on := len(words) > 1 && words[1] == "on"
+				if words[0] == "expert-mode" {
+					expert = on
+				} else {
+					experimental = on
+				}
 				continue
 			}
-			if len(words) > 0 && (words[0] == "expert-mode" || words[0] == "experimental-mode") {
-				// The master answers nothing: the mode is for the workers.
-				on := words[0] + " on"
-				modes = slices.DeleteFunc(modes, func(m string) bool { return m == on })
-				if len(words) > 1 && words[1] == "on" {
-					modes = append(modes, on)
+			if prefix != "" && prefix != "@" && prefix != "@master" {
+				var modes []string
+				if expert {
+					modes = append(modes, "expert-mode on")
 				}
+				if experimental {
+					modes = append(modes, "experimental-mode on")
+				}
+				m.forward(w, prefix, strings.Join(words, " "), modes)
 				continue
 			}
 			switch strings.Join(words, " ") {
@@ -517,13 +525,20 @@ func (m *master) session(c net.Conn) {
 			}
 		}
 		if !quit && interactive {
-			if target == "" {
-				fmt.Fprint(w, "master> ")
-			} else if pid, ok := m.resolve(target); ok {
-				fmt.Fprintf(w, "%d> ", pid)
-			} else {
-				fmt.Fprint(w, "master> ")
+			name := "master"
+			if pid, ok := m.resolve(target); ok && target != "" {
+				name = strconv.Itoa(pid)
 			}
+			// 2.6 shows the session's modes: (x) experimental, (e) expert.
+			switch {
+			case experimental && expert:
+				name += "(xe)"
+			case experimental:
+				name += "(x)"
+			case expert:
+				name += "(e)"
+			}
+			fmt.Fprint(w, name+"> ")
 		}
 		w.Flush()
 		if quit || !interactive || err != nil {
@@ -593,7 +608,7 @@ func (m *master) forward(w io.Writer, prefix, cmd string, modes []string) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(masterCLITimeout))
-	line := strings.Join(append(slices.Clone(modes), cmd), ";")
+	line := strings.Join(append(modes, cmd), ";")
 	if _, err := io.WriteString(c, line+"\n"); err != nil {
 		fmt.Fprint(w, "Can't connect to the target CLI!\n\n")
 		return
