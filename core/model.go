@@ -525,8 +525,8 @@ type StatsSocket struct {
 
 // Global is the merged content of every `global` section.
 type Global struct {
-	// SetVars are the global set-var and set-var-fmt lines, as rule
-	// words ("set-var(proc.x)", "<expr>"), run in order at start-up.
+	// SetVars are the global set-var and set-var-fmt lines, as their
+	// words ("set-var", "proc.x", "<expr>"), run in order at start-up.
 	SetVars                      []LineDef
 	NbThread                     int
 	MaxConn                      int

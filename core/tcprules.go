@@ -78,9 +78,16 @@ func parseTCPRequest(c *kwCtx, args []string) error {
 // globalSetVar keeps `set-var <name> <expr>` or `set-var-fmt <name> <fmt>`
 // of the global section for the process to run at start-up.
 func globalSetVar(c *kwCtx, args []string) error {
-	if len(args) != 2 {
+	if len(args) < 2 || args[0] == "" || args[1] == "" {
+		what := "a sample expression"
+		if c.kw == "set-var-fmt" {
+			what = "a format string"
+		}
+		return errf("'%s' requires a process-wide variable name ('proc.<name>') and %s.", c.kw, what)
+	}
+	if len(args) > 2 {
 		return errf("'%s' expects a variable name and a sample expression.", c.kw)
 	}
-	c.g.SetVars = append(c.g.SetVars, LineDef{Pos: c.pos, Words: []string{c.kw + "(" + args[0] + ")", args[1]}})
+	c.g.SetVars = append(c.g.SetVars, LineDef{Pos: c.pos, Words: []string{c.kw, args[0], args[1]}})
 	return nil
 }

@@ -81,7 +81,9 @@ func FuzzSession(f *testing.F) {
 	srv := NewServer(p)
 	si := &socketInfo{name: "fuzz", opts: SocketOptions{Level: LevelAdmin}}
 	for _, s := range []string{"show stat\n", "prompt\nshow info;help\nquit\n", "set weight be1/s1 50%\nget weight be1/s1\n",
-		"show version <<\nx\n\n", "add server be1/z 127.0.0.1:1\ndel server be1/z\n", "\x00\xff\n", "set server be1/s2 addr ::1 port 9\n"} {
+		"show version <<\nx\n\n", "add server be1/z 127.0.0.1:1\ndel server be1/z\n", "\x00\xff\n", "set server be1/s2 addr ::1 port 9\n",
+		"experimental-mode on; set var proc.x fmt %[date]-%[var(proc.int5)]; get var proc.x\n",
+		"experimental-mode on; set var proc.y,ifnotexists expr str(a),concat(\\ ,proc.x,)\n"} {
 		f.Add([]byte(s))
 	}
 	var mu sync.Mutex // sessions change shared state: run one at a time

@@ -24,13 +24,16 @@ func newProc(t testing.TB, text string) *stream.Process {
 	text = "global\n    maxconn 4096\n" + text
 	secs := config.Parse("test.cfg", []byte(text), config.Options{Version: "2.6.12"}, d)
 	cfg := core.Build(secs, d)
+	p := stream.New(cfg)
+	// Prepare runs the global section's set-var lines, as at start-up.
+	p.Prepare(d)
 	if d.HasAlert() {
 		for _, x := range d.All() {
 			t.Logf("%s", x.Text())
 		}
 		t.Fatalf("configuration has alerts")
 	}
-	return stream.New(cfg)
+	return p
 }
 
 func readFile(t testing.TB, path string) string {

@@ -40,6 +40,15 @@ func ParseLevel(s string) (Level, bool) {
 	return 0, false
 }
 
+// Mode is a set of a session's modes, which `expert-mode on` and
+// `experimental-mode on` turn on for the session.
+type Mode uint8
+
+const (
+	ModeExpert Mode = 1 << iota
+	ModeExperimental
+)
+
 // Command is one runtime command: up to five keyword words, its usage line
 // as `help` prints it, the level it needs, and its handler. Run writes the
 // reply through the Ctx; the session adds the empty line that ends it.
@@ -48,11 +57,20 @@ type Command struct {
 	Usage string // e.g. "get weight <bk>/<srv>", left of the ':' in help
 	Help  string // right of the ':' in help
 	Level Level  // needed to run it; checked before Run
-	Run   func(c *Ctx)
-	// tail marks help, prompt and quit, which help lists last.
-	tail bool
-	line string // the padded help line
+	// Mode is the modes the command needs; help does not show it to a
+	// session without them.
+	Mode Mode
+	Run  func(c *Ctx)
+	// tail marks help, prompt and quit, which help lists last; unlisted
+	// the commands help never lists (expert-mode, experimental-mode).
+	// Both count when help matches words.
+	tail, unlisted bool
+	line           string // the padded help line; empty for tail and unlisted
 }
+
+// visible says whether help and suggestions may name c to a session
+// with the modes m.
+func (c *Command) visible(m Mode) bool { return c.Mode&^m == 0 }
 
 var (
 	regMu    sync.RWMutex // guards following fields
@@ -70,7 +88,7 @@ func Register(cmds ...*Command) {
 		if len(c.Words) == 0 || len(c.Words) > 5 {
 			panic("runtime: command needs 1 to 5 words: " + strings.Join(c.Words, " "))
 		}
-		if c.Usage == "" || c.Help == "" {
+		if (c.Usage == "" || c.Help == "") && !c.unlisted {
 			panic("runtime: command without usage: " + strings.Join(c.Words, " "))
 		}
 		if c.Run == nil {
@@ -84,12 +102,14 @@ func Register(cmds ...*Command) {
 				panic("runtime: command registered twice: " + strings.Join(c.Words, " "))
 			}
 		}
-		c.line = usageLine(c.Usage, c.Help)
+		if !c.tail && !c.unlisted {
+			c.line = usageLine(c.Usage, c.Help)
+		}
 		commands = append(commands, c)
 	}
 	sorted = sorted[:0]
 	for _, c := range commands {
-		if !c.tail {
+		if c.line != "" {
 			sorted = append(sorted, c)
 		}
 	}
@@ -132,14 +152,18 @@ const (
 )
 
 // usageText builds the reply to `help [words]` (help=true) or to an
-// unknown command, as HAProxy 2.6's cli_gen_usage_msg: the commands whose
-// first words match exactly, narrowed by word-fingerprint distance on the
-// remaining words, sorted by help line, then help/prompt/quit.
-func usageText(args []string, help bool) string {
+// unknown command for a session with the modes m, as HAProxy 2.6's
+// cli_gen_usage_msg: the commands whose first words match exactly,
+// narrowed by word-fingerprint distance on the remaining words, sorted by
+// help line, then help/prompt/quit.
+func usageText(args []string, help bool, m Mode) string {
 	regMu.RLock()
 	defer regMu.RUnlock()
-	return buildUsage(commands, sorted, args, help)
+	return buildUsage(commands, sorted, args, help, m)
 }
+
+// tailWords are the commands help lists last, in every registry.
+var tailWords = [][]string{{"help"}, {"prompt"}, {"quit"}}
 
 // UsageText builds the reply that `help` (help=true) or an unknown
 // command would get from a registry holding only cmds, which need only
@@ -151,15 +175,18 @@ func UsageText(cmds []*Command, args []string, help bool) string {
 		cc := *c
 		cc.line = usageLine(c.Usage, c.Help)
 		all = append(all, &cc)
-		if !cc.tail {
-			srt = append(srt, &cc)
-		}
+		srt = append(srt, &cc)
+	}
+	for _, w := range tailWords {
+		all = append(all, &Command{Words: w, tail: true})
 	}
 	slices.SortFunc(srt, func(a, b *Command) int { return strings.Compare(a.line, b.line) })
-	return buildUsage(all, srt, args, help)
+	return buildUsage(all, srt, args, help, ModeExpert|ModeExperimental)
 }
 
-func buildUsage(commands, sorted []*Command, args []string, help bool) string {
+// buildUsage works on commands, all of them, and sorted, those with a
+// help line, by line.
+func buildUsage(commands, sorted []*Command, args []string, help bool, m Mode) string {
 	var b strings.Builder
 	words := func(i int) string {
 		if i < len(args) {
@@ -168,7 +195,10 @@ func buildUsage(commands, sorted []*Command, args []string, help bool) string {
 		return ""
 	}
 	length := 0
-	for _, c := range sorted {
+	for _, c := range commands {
+		if !c.visible(m) {
+			continue
+		}
 		for i := 0; i < prefixWords && i < len(c.Words); i++ {
 			if words(i) == "" || c.Words[i] != words(i) {
 				break
@@ -200,7 +230,7 @@ func buildUsage(commands, sorted []*Command, args []string, help bool) string {
 	if words(length) != "" {
 		var ws, ks diag.Fingerprint
 		for _, c := range commands {
-			if c.tail || !prefixMatch(c) || length >= len(c.Words) {
+			if c.line == "" || !c.visible(m) || !prefixMatch(c) || length >= len(c.Words) {
 				continue
 			}
 			ws.Reset()
@@ -241,7 +271,7 @@ func buildUsage(commands, sorted []*Command, args []string, help bool) string {
 		slices.Sort(lines)
 	} else {
 		for _, c := range sorted {
-			if prefixMatch(c) {
+			if c.visible(m) && prefixMatch(c) {
 				lines = append(lines, c.line)
 			}
 		}

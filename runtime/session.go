@@ -46,6 +46,7 @@ type session struct {
 	w        *bufio.Writer
 	level    Level
 	prompt   bool // interactive with a prompt
+	modes    Mode // expert-mode, experimental-mode
 	severity int
 	timeout  time.Duration
 	quit     bool
@@ -247,12 +248,21 @@ func (s *session) readPayload() (string, bool) {
 func (s *session) run(args []string, payload string) {
 	c := &Ctx{Args: args, Payload: payload, Proc: s.srv.proc, W: s.w, s: s}
 	if len(args) == 0 || args[0] == "" {
-		s.message(sevInfo, usageText(nil, false))
+		s.message(sevInfo, usageText(nil, false, s.modes))
 		return
 	}
 	cmd := lookup(args)
 	if cmd == nil {
-		s.message(sevInfo, usageText(args, false))
+		s.message(sevInfo, usageText(args, false, s.modes))
+		return
+	}
+	// 2.6 checks the modes before the level.
+	if cmd.Mode&ModeExpert != 0 && s.modes&ModeExpert == 0 {
+		c.Err("This command is restricted to expert mode only.")
+		return
+	}
+	if cmd.Mode&ModeExperimental != 0 && s.modes&ModeExperimental == 0 {
+		c.Err("This command is restricted to experimental mode only.")
 		return
 	}
 	if !c.Need(cmd.Level) {

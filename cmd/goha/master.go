@@ -443,6 +443,9 @@ func (m *master) session(c net.Conn) {
 	w := bufio.NewWriter(c)
 	interactive := false
 	target := "" // "" = master, otherwise a "@..." prefix
+	// The session's modes, which every command sent to a worker turns on
+	// there first, as 2.6's master CLI does.
+	var expert, experimental bool
 	for {
 		c.SetReadDeadline(time.Now().Add(masterCLITimeout))
 		line, err := r.ReadString('\n')
@@ -453,9 +456,9 @@ func (m *master) session(c net.Conn) {
 		quit := false
 		for _, cmd := range splitCommands(line) {
 			words := strings.Fields(cmd)
-			prefix := target
+			prefix, prefixed := target, false
 			if len(words) > 0 && strings.HasPrefix(words[0], "@") {
-				prefix = words[0]
+				prefix, prefixed = words[0], true
 				words = words[1:]
 				if len(words) == 0 {
 					// A bare prefix changes the session's target.
@@ -472,8 +475,26 @@ func (m *master) session(c net.Conn) {
 					continue
 				}
 			}
+			if len(words) > 0 && !prefixed && (words[0] == "expert-mode" || words[0] == "experimental-mode") {
+				// The master answers nothing, whatever the session's
+				// target: the mode is for the commands sent to workers.
+				on := len(words) > 1 && words[1] == "on"
+				if words[0] == "expert-mode" {
+					expert = on
+				} else {
+					experimental = on
+				}
+				continue
+			}
 			if prefix != "" && prefix != "@" && prefix != "@master" {
-				m.forward(w, prefix, strings.Join(words, " "))
+				var modes []string
+				if expert {
+					modes = append(modes, "expert-mode on")
+				}
+				if experimental {
+					modes = append(modes, "experimental-mode on")
+				}
+				m.forward(w, prefix, strings.Join(words, " "), modes)
 				continue
 			}
 			switch strings.Join(words, " ") {
@@ -504,13 +525,20 @@ func (m *master) session(c net.Conn) {
 			}
 		}
 		if !quit && interactive {
-			if target == "" {
-				fmt.Fprint(w, "master> ")
-			} else if pid, ok := m.resolve(target); ok {
-				fmt.Fprintf(w, "%d> ", pid)
-			} else {
-				fmt.Fprint(w, "master> ")
+			name := "master"
+			if pid, ok := m.resolve(target); ok && target != "" {
+				name = strconv.Itoa(pid)
 			}
+			// 2.6 shows the session's modes: (x) experimental, (e) expert.
+			switch {
+			case experimental && expert:
+				name += "(xe)"
+			case experimental:
+				name += "(x)"
+			case expert:
+				name += "(e)"
+			}
+			fmt.Fprint(w, name+"> ")
 		}
 		w.Flush()
 		if quit || !interactive || err != nil {
@@ -555,9 +583,10 @@ func (m *master) resolve(prefix string) (int, bool) {
 	return 0, false
 }
 
-// forward sends one command to the worker's private stats socket and
-// copies its reply (which ends with its own empty line).
-func (m *master) forward(w io.Writer, prefix, cmd string) {
+// forward sends one command to the worker's private stats socket, after
+// the commands that turn the session's modes on, and copies the command's
+// reply (which ends with its own empty line).
+func (m *master) forward(w io.Writer, prefix, cmd string, modes []string) {
 	if _, ok := m.resolve(prefix); !ok {
 		fmt.Fprintf(w, "Can't find the target PID matching the prefix '%s'\n\n", prefix)
 		return
@@ -579,14 +608,26 @@ func (m *master) forward(w io.Writer, prefix, cmd string) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(masterCLITimeout))
-	if _, err := io.WriteString(c, cmd+"\n"); err != nil {
+	line := strings.Join(append(modes, cmd), ";")
+	if _, err := io.WriteString(c, line+"\n"); err != nil {
 		fmt.Fprint(w, "Can't connect to the target CLI!\n\n")
 		return
 	}
 	if uc, ok := c.(*net.UnixConn); ok {
 		uc.CloseWrite()
 	}
-	io.Copy(w, c)
+	// Each mode command's reply is an empty line, which 2.6's worker
+	// leaves out when its master asks (`expert-mode on -`).
+	r := bufio.NewReader(c)
+	for range modes {
+		if b, err := r.ReadByte(); err != nil || b != '\n' {
+			if err == nil {
+				r.UnreadByte()
+			}
+			break
+		}
+	}
+	io.Copy(w, r)
 }
 
 // showProc prints HAProxy 2.6's process table.

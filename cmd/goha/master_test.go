@@ -373,3 +373,70 @@ func FuzzSplitCommands(f *testing.F) {
 		}
 	})
 }
+
+// TestMasterWorkerModes: the master CLI keeps the session's expert and
+// experimental modes and turns them on in the worker before each command
+// it sends there, answering nothing itself; replies are HAProxy 2.6.12's
+// (with goha's empty line after each).
+func TestMasterWorkerModes(t *testing.T) {
+	m := startMW(t)
+	for _, c := range []struct{ in, want string }{
+		{"experimental-mode on", ""},
+		{"@1 set var proc.a int(6)", "This command is restricted to experimental mode only.\n\n"},
+		{"experimental-mode on; @1 set var proc.a int(5); @1 get var proc.a", "\nproc.a: type=sint value=<5>\n\n"},
+		{"@1 experimental-mode on; @1 set var proc.a int(7)", "\nThis command is restricted to experimental mode only.\n\n"},
+		{"expert-mode on; @1 expert-mode; @1 experimental-mode", "expert-mode is ON\n\nexperimental-mode is OFF\n\n"},
+		{"expert-mode on; experimental-mode on; expert-mode off; @1 expert-mode; @1 experimental-mode", "expert-mode is OFF\n\nexperimental-mode is ON\n\n"},
+	} {
+		if got := m.cli(t, c.in); got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestMasterWorkerModesPrompt: in prompt mode the master handles the mode
+// commands even while a worker is the session's target, and shows the
+// modes in its prompt, as 2.6.12 does (its replies lack the empty line
+// goha ends each with).
+func TestMasterWorkerModesPrompt(t *testing.T) {
+	m := startMW(t)
+	c, err := net.Dial("unix", m.mcli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(c)
+	readUntil := func(suffix string) string {
+		var b strings.Builder
+		for !strings.HasSuffix(b.String(), suffix) {
+			ch, err := r.ReadByte()
+			if err != nil {
+				t.Fatalf("read after %q: %v", b.String(), err)
+			}
+			b.WriteByte(ch)
+		}
+		return b.String()
+	}
+	io.WriteString(c, "prompt\n")
+	readUntil("master> ")
+	io.WriteString(c, "expert-mode on\n")
+	if got := readUntil("> "); got != "master(e)> " {
+		t.Fatalf("expert-mode on: %q", got)
+	}
+	io.WriteString(c, "@1\n")
+	pid := strings.TrimSuffix(readUntil("(e)> "), "(e)> ")
+	for _, step := range []struct{ in, want string }{
+		{"experimental-mode on", pid + "(xe)> "},
+		{"set var proc.a int(9)", "\n" + pid + "(xe)> "},
+		{"get var proc.a", "proc.a: type=sint value=<9>\n\n" + pid + "(xe)> "},
+		{"expert-mode", pid + "(x)> "},
+		{"experimental-mode off", pid + "> "},
+		{"set var proc.a int(10)", "This command is restricted to experimental mode only.\n\n" + pid + "> "},
+	} {
+		io.WriteString(c, step.in+"\n")
+		if got := readUntil("> "); got != step.want {
+			t.Fatalf("%q: %q, want %q", step.in, got, step.want)
+		}
+	}
+}

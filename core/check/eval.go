@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"strings"
 
 	"goha/core/http1"
 	"goha/core/sample"
@@ -30,15 +29,8 @@ func compileLF(s string) (*sample.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, x := range e.Exprs() {
-		if needOK(x.Need()) {
-			continue
-		}
-		rest := s
-		if i := strings.Index(s, "%["+x.Text); i >= 0 {
-			rest = s[i+2:]
-		}
-		return nil, fmt.Errorf("sample fetch <%s> may not be reliably used here because it needs '%s' which is not available here", rest, x.Need())
+	if err := e.CheckNeeds(s, needOK); err != nil {
+		return nil, err
 	}
 	return e, nil
 }

@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 )
@@ -170,9 +171,23 @@ func maskPrefix(n int, v6 bool) netip.Prefix {
 	return netip.PrefixFrom(netip.IPv4Unspecified(), n)
 }
 
-// checkVarName parses a variable name as HAProxy's vars_check_arg: a scope,
-// then letters, digits, '_' and '.'.
-func checkVarName(s string) (VarName, error) {
+// checkVarName parses a variable name as HAProxy's vars_check_arg, and
+// declares it when it is a process variable.
+func checkVarName(env *Env, s string) (VarName, error) {
+	n, err := CheckVarName(s, "")
+	if err == nil && n.Scope == ScopeProc && env != nil {
+		env.Proc.Declare(n.Name)
+	}
+	return n, err
+}
+
+// CheckVarName parses a variable name as HAProxy does: a scope, then
+// letters, digits, '_' and '.'. HAProxy's syntax error quotes the rest of
+// the word the name was cut from: rest is what followed the name there.
+func CheckVarName(s, rest string) (VarName, error) {
+	if s == "" {
+		return VarName{}, errors.New("Empty variable name cannot be accepted")
+	}
 	n, err := ParseVarName(s)
 	if err != nil {
 		return n, err
@@ -180,7 +195,7 @@ func checkVarName(s string) (VarName, error) {
 	for i := 0; i < len(n.Name); i++ {
 		c := n.Name[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.') {
-			return n, fmt.Errorf("invalid syntax at char '%s'", n.Name[i:])
+			return n, fmt.Errorf("invalid syntax at char '%s%s'", n.Name[i:], rest)
 		}
 	}
 	return n, nil
@@ -196,7 +211,7 @@ func argVar(a *Arg) (VarName, bool) {
 // arithmetic converters' operand).
 func varOrInt(env *Env, a []Arg) error {
 	x := arg(a, 0)
-	if n, err := checkVarName(x.S); err == nil && len(a) > 0 {
+	if n, err := checkVarName(env, x.S); err == nil && len(a) > 0 {
 		a[0].V = n
 		return nil
 	}
@@ -239,7 +254,7 @@ func mustVar(env *Env, a []Arg) error {
 	if x.S == "" {
 		return fmt.Errorf("missing variable name")
 	}
-	n, err := checkVarName(x.S)
+	n, err := checkVarName(env, x.S)
 	if err != nil {
 		return fmt.Errorf("failed to register variable name '%s'", x.S)
 	}
@@ -249,12 +264,12 @@ func mustVar(env *Env, a []Arg) error {
 
 // optVar compiles the i-th argument, when not empty, as a variable name
 // (concat's and add_item's middle argument).
-func optVar(a []Arg, i int) error {
+func optVar(env *Env, a []Arg, i int) error {
 	x := arg(a, i)
 	if x.S == "" {
 		return nil
 	}
-	n, err := checkVarName(x.S)
+	n, err := checkVarName(env, x.S)
 	if err != nil {
 		return fmt.Errorf("failed to register variable name '%s'", x.S)
 	}
@@ -265,11 +280,11 @@ func optVar(a []Arg, i int) error {
 // varOrBase64 compiles a key argument: a variable name (whose value is
 // base64-decoded when used) or base64 text, decoded now (hmac's key,
 // aes_gcm_dec's nonce, key and tag).
-func varOrBase64(a *Arg) error {
+func varOrBase64(env *Env, a *Arg) error {
 	if a.S == "" {
 		return nil
 	}
-	if n, err := checkVarName(a.S); err == nil {
+	if n, err := checkVarName(env, a.S); err == nil {
 		a.V = n
 		return nil
 	}

@@ -228,7 +228,7 @@ func hmacArgs(env *Env, a []Arg) error {
 	if err := digestArgs(env, a); err != nil {
 		return err
 	}
-	if err := varOrBase64(&a[1]); err != nil {
+	if err := varOrBase64(env, &a[1]); err != nil {
 		return fmt.Errorf("failed to parse key : %v", err)
 	}
 	return nil
@@ -262,7 +262,7 @@ func aesArgs(env *Env, a []Arg) error {
 		return fmt.Errorf("key size must be 128, 192 or 256 (bits).")
 	}
 	for i, what := range []string{"nonce", "key", "aead_tag"} {
-		if err := varOrBase64(&a[i+1]); err != nil {
+		if err := varOrBase64(env, &a[i+1]); err != nil {
 			return fmt.Errorf("failed to parse %s : %v", what, err)
 		}
 	}

@@ -205,7 +205,7 @@ type jwtVerifyConf struct {
 
 func jwtVerifyArgs(env *Env, a []Arg) error {
 	c := &jwtVerifyConf{keys: env.jwtKeys(), key: []byte(a[1].S)}
-	if n, err := checkVarName(a[0].S); err == nil {
+	if n, err := checkVarName(env, a[0].S); err == nil {
 		c.algVar, c.algIsVar = n, true
 	} else {
 		switch c.alg = jwtAlg([]byte(a[0].S)); {
@@ -215,7 +215,7 @@ func jwtVerifyArgs(env *Env, a []Arg) error {
 			return fmt.Errorf("RSASSA-PSS JWS signing not managed yet")
 		}
 	}
-	if n, err := checkVarName(a[1].S); err == nil {
+	if n, err := checkVarName(env, a[1].S); err == nil {
 		c.keyVar, c.keyIsVar = n, true
 	} else {
 		c.keys.load(a[1].S)

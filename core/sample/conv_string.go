@@ -30,7 +30,7 @@ func init() {
 		Conv{Name: "field", Max: 3, In: TStr, Out: TStr, Check: typedArgs(2, []argKind{aInt, aStr, aInt}, fieldArgs), Fn: convField},
 		Conv{Name: "word", Max: 3, In: TStr, Out: TStr, Check: typedArgs(2, []argKind{aInt, aStr, aInt}, fieldArgs), Fn: convWord},
 		Conv{Name: "regsub", Max: 3, In: TStr, Out: TStr, Check: typedArgs(2, []argKind{aStr, aStr, aStr}, regsubArgs), Fn: convRegsub},
-		Conv{Name: "concat", Max: 3, In: TStr, Out: TStr, Check: func(env *Env, a []Arg) error { return optVar(a, 1) }, Fn: convConcat},
+		Conv{Name: "concat", Max: 3, In: TStr, Out: TStr, Check: func(env *Env, a []Arg) error { return optVar(env, a, 1) }, Fn: convConcat},
 		Conv{Name: "add_item", Max: 3, In: TStr, Out: TStr, Check: typedArgs(2, []argKind{aStr, aStr, aStr}, addItemArgs), Fn: convAddItem},
 		Conv{Name: "strcmp", Max: 1, In: TStr, Out: TSint, Check: mustVar, Fn: convStrcmp},
 		Conv{Name: "iif", Max: 2, In: TBool, Out: TStr, Check: typedArgs(2, []argKind{aStr, aStr}, nil), Fn: convIif},
@@ -661,7 +661,7 @@ func convConcat(r *Request, a []Arg, s *Sample) bool {
 }
 
 func addItemArgs(env *Env, a []Arg) error {
-	if err := optVar(a, 1); err != nil {
+	if err := optVar(env, a, 1); err != nil {
 		return err
 	}
 	if arg(a, 1).S == "" && arg(a, 2).S == "" {

@@ -12,6 +12,10 @@ type Env struct {
 	// http_auth and http_auth_group. Nil leaves the names unresolved
 	// (a configuration still being read); the process always sets it.
 	Userlists map[string]Userlist
+	// Proc are the process's variables: naming one (var(proc.x),
+	// set-var(proc.x)) makes it exist, as in HAProxy, which set-var's
+	// ifexists sees.
+	Proc *ProcVars
 	// Tables are the configuration's stick tables; nil leaves table
 	// arguments unresolved (a configuration still being read). Proxy is
 	// the proxy whose expressions are compiled: its table is the one a

@@ -28,9 +28,17 @@ type ConnInfo interface {
 	ServerAddrs() (local, remote net.Addr, ok bool)
 }
 
+// ProxyHeaderInfo is implemented by a Stream whose client connection may
+// have begun with a PROXY protocol header (accept-proxy).
+type ProxyHeaderInfo interface {
+	// ProxyHeader reports whether one was received, and its version 2
+	// AUTHORITY and UNIQUE_ID TLVs (nil when absent).
+	ProxyHeader() (rcvd bool, authority, uniqueID []byte)
+}
+
 // PayloadInfo is implemented by a Stream that holds a TCP stream's
-// buffered bytes when rules run (tcp-request content inspection). HAProxy
-// gives these fetches no sample on HTTP streams either.
+// buffered bytes when rules run (tcp-request content inspection). On HTTP
+// streams HAProxy gives these fetches no sample, but req.len and res.len.
 type PayloadInfo interface {
 	Payload(res bool) (b []byte, ok bool)
 }
@@ -45,6 +53,21 @@ func init() {
 		Fetch{Name: "fc_src_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(false)},
 		Fetch{Name: "dst_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(true)},
 		Fetch{Name: "fc_dst_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(true)},
+		Fetch{Name: "fc_rcvd_proxy", Out: TBool, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			pi, ok := r.Stream.(ProxyHeaderInfo)
+			if !ok {
+				return false
+			}
+			rcvd, _, _ := pi.ProxyHeader()
+			s.setBool(rcvd)
+			return true
+		}},
+		Fetch{Name: "fc_pp_authority", Out: TStr, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			return ppTLV(r, s, false)
+		}},
+		Fetch{Name: "fc_pp_unique_id", Out: TStr, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			return ppTLV(r, s, true)
+		}},
 		Fetch{Name: "bc_src", Out: TIPv4, Need: NeedServerConn, Fn: serverAddr(false, false)},
 		Fetch{Name: "bc_src_port", Out: TSint, Need: NeedServerConn, Fn: serverAddr(false, true)},
 		Fetch{Name: "bc_dst", Out: TIPv4, Need: NeedServerConn, Fn: serverAddr(true, false)},
@@ -185,6 +208,23 @@ func tcpInfoFetch(name string, check func(*Env, []Arg) error, field func(*TCPInf
 	}}
 }
 
+// ppTLV is the PROXY header's AUTHORITY (uid false) or UNIQUE_ID TLV.
+func ppTLV(r *Request, s *Sample, uid bool) bool {
+	pi, ok := r.Stream.(ProxyHeaderInfo)
+	if !ok {
+		return false
+	}
+	_, auth, id := pi.ProxyHeader()
+	if uid {
+		auth = id
+	}
+	if auth == nil {
+		return false
+	}
+	s.setStr(auth)
+	return true
+}
+
 func payloadOf(r *Request, res bool) ([]byte, bool) {
 	pi, ok := r.Stream.(PayloadInfo)
 	if !ok {
@@ -204,11 +244,17 @@ func bufNeed(res bool) Need {
 func payloadLen(name string, res bool) Fetch {
 	return Fetch{Name: name, Out: TSint, Need: bufNeed(res), Fn: func(r *Request, a []Arg, s *Sample) bool {
 		b, ok := payloadOf(r, res)
-		if !ok {
-			return false
+		if ok {
+			s.setInt(int64(len(b)))
+			return true
 		}
-		s.setInt(int64(len(b)))
-		return true
+		// On an HTTP stream HAProxy counts the message's HTX form, which
+		// rules see after the head (its body is not counted here).
+		if r.Head != nil && r.Head.IsResponse() == res {
+			s.setInt(int64(r.Head.HTXSize()))
+			return true
+		}
+		return false
 	}}
 }
 

@@ -1,6 +1,29 @@
 package sample
 
-// What health checks need of log-format strings beyond what rules do.
+import (
+	"fmt"
+	"strings"
+)
+
+// What health checks and the configuration's and the CLI's set-var need of
+// log-format strings beyond what rules do.
+
+// CheckNeeds returns HAProxy's error for the first sample expression of e
+// (compiled from src) that reads what ok says is not available where the
+// string is used, or nil.
+func (e *Expr) CheckNeeds(src string, ok func(Need) bool) error {
+	for _, x := range e.Exprs() {
+		if ok(x.Need()) {
+			continue
+		}
+		rest := src
+		if i := strings.Index(src, "%["+x.Text); i >= 0 {
+			rest = src[i+2:]
+		}
+		return fmt.Errorf("sample fetch <%s> may not be reliably used here because it needs '%s' which is not available here", rest, x.Need())
+	}
+	return nil
+}
 
 // Exprs lists the sample expressions of e, in order, for a caller that
 // restricts what may be fetched where (a health check has no request).

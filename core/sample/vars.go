@@ -46,6 +46,40 @@ func ParseVarName(s string) (VarName, error) {
 
 func (v VarName) String() string { return scopeNames[v.Scope] + "." + v.Name }
 
+// VarCond is a set of set-var conditions (ifexists, ifgt, ...).
+type VarCond uint16
+
+const (
+	CondIfExists VarCond = 1 << iota
+	CondIfNotExists
+	CondIfEmpty
+	CondIfNotEmpty
+	CondIfSet
+	CondIfNotSet
+	CondIfGt
+	CondIfLt
+)
+
+var varCondNames = []struct {
+	name string
+	c    VarCond
+}{
+	{"ifexists", CondIfExists}, {"ifnotexists", CondIfNotExists}, {"ifempty", CondIfEmpty},
+	{"ifnotempty", CondIfNotEmpty}, {"ifset", CondIfSet}, {"ifnotset", CondIfNotSet},
+	{"ifgt", CondIfGt}, {"iflt", CondIfLt},
+}
+
+// ParseVarCond reads one condition's name, as HAProxy's error words it
+// when it is unknown.
+func ParseVarCond(s string) (VarCond, error) {
+	for _, c := range varCondNames {
+		if c.name == s {
+			return c.c, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown condition \"%s\"", s)
+}
+
 // Vars holds a stream's variables. Proc points to the process's, shared
 // by every stream (its owner guards it; see ProcVars).
 type Vars struct {
@@ -53,15 +87,56 @@ type Vars struct {
 	Proc   *ProcVars
 }
 
-// varValue owns its bytes. An entry outlives the variable (set false
+// varValue owns its bytes. An entry outlives the variable (exists false
 // once it is unset or its scope ends), so that the next value reuses its
-// bytes: a warm stream sets variables without allocating.
+// bytes: a warm stream sets variables without allocating. A variable may
+// exist without a value (set false), HAProxy's variable of type "any": a
+// declared process variable, or one a failed conditional set created.
 type varValue struct {
-	t   Type
-	i   int64
-	b   []byte
-	ip  netip.Addr
-	set bool
+	t      Type
+	i      int64
+	b      []byte
+	ip     netip.Addr
+	set    bool
+	exists bool
+}
+
+func (v *varValue) sample(s *Sample) { *s = Sample{T: v.t, I: v.i, B: v.b, IP: v.ip} }
+
+// condSet is HAProxy 2.6's var_set on one entry: it creates the variable
+// when it does not exist (unless ifexists), then checks the conditions
+// and stores s. It reports whether s was stored; the entry may have been
+// created even when it was not. fresh gives the bytes of a stored value
+// their own slice (readers of process variables may hold the old one).
+func (v *varValue) condSet(s *Sample, c VarCond, fresh bool) bool {
+	if v.exists && c&CondIfNotExists != 0 || !v.exists && c&CondIfExists != 0 {
+		return false
+	}
+	if !v.exists {
+		v.exists, v.set = true, false
+	}
+	if c&CondIfSet != 0 && !v.set || c&CondIfNotSet != 0 && v.set {
+		return false
+	}
+	bytesType := s.T == TStr || s.T == TBin || s.T == TAny
+	if c&CondIfEmpty != 0 && !bytesType {
+		return false
+	}
+	// ifgt and iflt only compare two integers; otherwise they let it be.
+	if s.T == TSint && v.set && v.t == TSint &&
+		(c&CondIfGt != 0 && !(v.i > s.I) || c&CondIfLt != 0 && !(v.i < s.I)) {
+		return false
+	}
+	if (s.T == TStr || s.T == TBin) &&
+		(c&CondIfNotEmpty != 0 && len(s.B) == 0 || c&CondIfEmpty != 0 && len(s.B) != 0) {
+		return false
+	}
+	b := v.b[:0]
+	if fresh {
+		b = nil
+	}
+	*v = varValue{t: s.T, i: s.I, ip: s.IP, b: append(b, s.B...), set: s.T != TAny, exists: true}
+	return true
 }
 
 // store is where a scope's variables live: req and res share one, as in
@@ -85,26 +160,31 @@ func (vs *Vars) Get(n VarName, s *Sample) bool {
 	if !ok || !v.set {
 		return false
 	}
-	*s = Sample{T: v.t, I: v.i, B: v.b, IP: v.ip}
+	v.sample(s)
 	return true
 }
 
 // Set stores s, copying its bytes.
-func (vs *Vars) Set(n VarName, s *Sample) {
+func (vs *Vars) Set(n VarName, s *Sample) { vs.SetCond(n, s, 0) }
+
+// SetCond stores s if the conditions c let it, as set-var(<name>,<cond>...)
+// does, and reports whether it did.
+func (vs *Vars) SetCond(n VarName, s *Sample, c VarCond) bool {
 	if vs == nil {
-		return
+		return false
 	}
 	if n.Scope == ScopeProc {
-		vs.Proc.set(n.Name, s)
-		return
+		return vs.Proc.setCond(n.Name, s, c)
 	}
 	m := vs.scopes[store(n.Scope)]
 	if m == nil {
 		m = map[string]varValue{}
 		vs.scopes[store(n.Scope)] = m
 	}
-	old := m[n.Name]
-	m[n.Name] = varValue{t: s.T, i: s.I, ip: s.IP, b: append(old.b[:0], s.B...), set: true}
+	v := m[n.Name]
+	ok := v.condSet(s, c, false)
+	m[n.Name] = v
+	return ok
 }
 
 // Has says whether the variable is set.
@@ -124,7 +204,7 @@ func (vs *Vars) Unset(n VarName) {
 	}
 	m := vs.scopes[store(n.Scope)]
 	if v, ok := m[n.Name]; ok {
-		v.set = false
+		v.set, v.exists = false, false
 		m[n.Name] = v
 	}
 }
@@ -135,8 +215,8 @@ func (vs *Vars) Clear(scopes ...Scope) {
 	for _, sc := range scopes {
 		m := vs.scopes[store(sc)]
 		for k, v := range m {
-			if v.set {
-				v.set = false
+			if v.exists {
+				v.set, v.exists = false, false
 				m[k] = v
 			}
 		}
@@ -158,7 +238,7 @@ func init() {
 }
 
 func varArgs(env *Env, a []Arg) error {
-	n, err := ParseVarName(a[0].S)
+	n, err := checkVarName(env, a[0].S)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package stream
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"goha/core"
@@ -13,52 +12,45 @@ import (
 // Variables in rules (set-var, set-var-fmt, unset-var) and the tcp-request
 // rules that carry them.
 
-// set-var's conditions, HAProxy 2.6's.
-const (
-	varIfExists = 1 << iota
-	varIfNotExists
-	varIfEmpty
-	varIfNotEmpty
-	varIfSet
-	varIfNotSet
-	varIfGt
-	varIfLt
-)
-
-var varConds = map[string]uint16{
-	"ifexists": varIfExists, "ifnotexists": varIfNotExists, "ifempty": varIfEmpty, "ifnotempty": varIfNotEmpty,
-	"ifset": varIfSet, "ifnotset": varIfNotSet, "ifgt": varIfGt, "iflt": varIfLt,
-}
-
 // varAction is a compiled set-var, set-var-fmt or unset-var.
 type varAction struct {
 	name  sample.VarName
-	conds uint16
+	conds sample.VarCond
 	unset bool
 	expr  *sample.SampleExpr // set-var
 	fmt   *sample.Expr       // set-var-fmt
 }
 
 // compileVarAction reads "set-var(<scope>.<name>[,<cond>...])" and its
-// argument.
+// argument, as HAProxy's parse_store: a process variable it names exists
+// from now on, even when its expression turns out to be wrong.
 func compileVarAction(env *sample.Env, words []string) (*varAction, error) {
 	key, inner, _ := strings.Cut(words[0], "(")
 	inner, closed := strings.CutSuffix(inner, ")")
 	if !closed {
 		return nil, fmt.Errorf("missing closing ')' after the variable name")
 	}
-	parts := strings.Split(inner, ",")
-	name, err := sample.ParseVarName(parts[0])
-	if err != nil {
-		return nil, err
+	name, conds, _ := strings.Cut(inner, ",")
+	a := &varAction{unset: key == "unset-var"}
+	if conds != "" && a.unset {
+		return nil, fmt.Errorf("unset-var does not expect parameters after the variable name. Only \"set-var\" and \"set-var-fmt\" manage conditions")
 	}
-	a := &varAction{name: name, unset: key == "unset-var"}
-	for _, c := range parts[1:] {
-		f, ok := varConds[c]
-		if !ok || a.unset {
-			return nil, fmt.Errorf("unknown condition \"%s\"", c)
+	for _, c := range strings.Split(conds, ",") {
+		if c == "" {
+			break
+		}
+		f, err := sample.ParseVarCond(c)
+		if err != nil {
+			return nil, err
 		}
 		a.conds |= f
+	}
+	var err error
+	if a.name, err = sample.CheckVarName(name, words[0][len(key)+1+len(name):]); err != nil {
+		return nil, err
+	}
+	if a.name.Scope == sample.ScopeProc && env != nil {
+		env.Proc.Declare(a.name.Name)
 	}
 	if a.unset {
 		return a, nil
@@ -77,9 +69,9 @@ func compileVarAction(env *sample.Env, words []string) (*varAction, error) {
 	return a, nil
 }
 
-// apply runs the action for the message v; cur and smp are the caller's
-// scratch samples, buf its scratch bytes.
-func (a *varAction) apply(v *sample.Request, smp, cur *sample.Sample, buf *[]byte) {
+// apply runs the action for the message v; smp is the caller's scratch
+// sample, buf its scratch bytes.
+func (a *varAction) apply(v *sample.Request, smp *sample.Sample, buf *[]byte) {
 	if a.unset {
 		v.Vars.Unset(a.name)
 		return
@@ -90,34 +82,7 @@ func (a *varAction) apply(v *sample.Request, smp, cur *sample.Sample, buf *[]byt
 	} else if !a.expr.Eval(v, smp) {
 		return
 	}
-	if a.conds != 0 && !a.allowed(v, smp, cur) {
-		return
-	}
-	v.Vars.Set(a.name, smp)
-}
-
-// allowed checks set-var's conditions against the current value.
-func (a *varAction) allowed(v *sample.Request, smp, cur *sample.Sample) bool {
-	exists := v.Vars.Get(a.name, cur)
-	empty := (smp.T == sample.TStr || smp.T == sample.TBin) && len(smp.B) == 0
-	switch {
-	case a.conds&varIfExists != 0 && !exists,
-		a.conds&varIfNotExists != 0 && exists,
-		a.conds&varIfEmpty != 0 && !empty,
-		a.conds&varIfNotEmpty != 0 && empty,
-		a.conds&varIfSet != 0 && !exists,
-		a.conds&varIfNotSet != 0 && exists:
-		return false
-	}
-	if a.conds&(varIfGt|varIfLt) != 0 {
-		if !exists || cur.T != sample.TSint && cur.T != sample.TBool || smp.T != sample.TSint && smp.T != sample.TBool {
-			return false
-		}
-		if a.conds&varIfGt != 0 && !(cur.I > smp.I) || a.conds&varIfLt != 0 && !(cur.I < smp.I) {
-			return false
-		}
-	}
-	return true
+	v.Vars.SetCond(a.name, smp, a.conds)
 }
 
 // tcpRule is a compiled tcp-request rule.
@@ -170,8 +135,8 @@ func (proc *Process) compileTCPRules(p *proxy, named map[string][]*sample.Term, 
 
 // ruleScratch is what running rules needs besides the message.
 type ruleScratch struct {
-	smp, cur sample.Sample
-	buf      []byte
+	smp sample.Sample
+	buf []byte
 	// tr is what the stream's stick counters are, and trackIn where its
 	// track-sc rules track: the session's counters in connection and
 	// session rules, the stream's in content rules. nil: no tracking.
@@ -192,7 +157,7 @@ func runTCPRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) bool {
 		case "reject":
 			return false
 		case "var":
-			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)
+			r.v.apply(v, &sc.smp, &sc.buf)
 		case "stick":
 			sc.stick(r.sa, v)
 		}
@@ -206,23 +171,3 @@ func (sc *ruleScratch) stick(a *stickAction, v *sample.Request) {
 		a.run(v, sc.tr, sc.trackIn, &sc.smp, false, 0)
 	}
 }
-
-// setGlobalVars runs the global section's set-var and set-var-fmt lines,
-// in order, when the process starts.
-func (proc *Process) setGlobalVars(d *diag.Collector) {
-	var sc ruleScratch
-	v := &sample.Request{Vars: &sample.Vars{Proc: proc.procVars}}
-	for _, l := range proc.Conf.Global.SetVars {
-		a, err := compileVarAction(proc.env, l.Words)
-		if err == nil && a.name.Scope != sample.ScopeProc {
-			err = fmt.Errorf("only variables of scope 'proc' may be set in the global section")
-		}
-		if err != nil {
-			d.Alertf(l.Pos, "parsing '%s' : %v.", l.Words[0], err)
-			continue
-		}
-		a.apply(v, &sc.smp, &sc.cur, &sc.buf)
-	}
-}
-
-var _ = strconv.Itoa

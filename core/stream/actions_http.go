@@ -190,7 +190,7 @@ func (hc *hconn) applyReqAction(r *httpRule, v *sample.Request) {
 	case actCapture:
 		hc.capture(r, v, false)
 	case actVar:
-		r.v.apply(v, &hc.rs.smp, &hc.rs.cur, &hc.rs.buf)
+		r.v.apply(v, &hc.rs.smp, &hc.rs.buf)
 	case actSetMethod:
 		hc.scratch = r.value.AppendTo(hc.scratch[:0], v)
 		req.SetMethod(hc.scratch)
@@ -462,7 +462,7 @@ func (hc *hconn) applyRespAction(r *httpRule, v *sample.Request, h *http1.Head) 
 	case actCapture:
 		hc.capture(r, v, true)
 	case actVar:
-		r.v.apply(v, &hc.rs.smp, &hc.rs.cur, &hc.rs.buf)
+		r.v.apply(v, &hc.rs.smp, &hc.rs.buf)
 	case actReplaceHeader, actReplaceValue:
 		hc.replaceHeader(r, v, h, &hc.rwResp)
 	case actSetStatus:

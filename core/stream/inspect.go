@@ -105,7 +105,7 @@ func runContentRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) (reje
 		case "reject":
 			return true, false
 		case "var":
-			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)
+			r.v.apply(v, &sc.smp, &sc.buf)
 		case "stick":
 			if r.sa.kind == 't' {
 				if _, miss := r.sa.key.EvalPartial(v, &sc.smp); miss {

@@ -103,7 +103,8 @@ func New(cfg *core.Config) *Process {
 		n = defaultThreads()
 	}
 	proc := &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{}), connFreed: make(chan struct{}, 1),
-		act: make([]threadActivity, n), env: &sample.Env{Maps: &sample.MapSet{}, Userlists: cfg.SampleUserlists(), JWTKeys: &sample.JWTKeys{}}, procVars: &sample.ProcVars{}}
+		act: make([]threadActivity, n), procVars: &sample.ProcVars{}}
+	proc.env = &sample.Env{Maps: &sample.MapSet{}, Userlists: cfg.SampleUserlists(), Proc: proc.procVars, JWTKeys: &sample.JWTKeys{}}
 	proc.proxies = make([]*proxy, len(cfg.Proxies))
 	proc.byModel = make(map[*core.Proxy]*proxy, len(cfg.Proxies))
 	for i, p := range cfg.Proxies {

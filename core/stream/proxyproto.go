@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 	"net"
 	"net/netip"
@@ -18,7 +19,22 @@ type proxyConn struct {
 	net.Conn
 	r        io.Reader
 	src, dst net.Addr // nil: the connection's own (LOCAL, UNKNOWN)
+	// The version 2 header's AUTHORITY and UNIQUE_ID TLVs, which HAProxy
+	// keeps with the connection (fc_pp_authority, fc_pp_unique_id); nil
+	// when absent.
+	authority, uniqueID []byte
 }
+
+// PROXY protocol version 2 TLV types that HAProxy 2.6 reads, and the
+// longest values it accepts (PP2_AUTHORITY_MAX, UNIQUEID_LEN).
+const (
+	pp2TypeAuthority = 0x02
+	pp2TypeCRC32C    = 0x03
+	pp2TypeUniqueID  = 0x05
+
+	pp2AuthorityMax = 255
+	pp2UniqueIDMax  = 128
+)
 
 // readProxyHeader reads a PROXY protocol header, version 1 or 2, from the
 // start of c (accept-proxy) and returns c as the header describes it.
@@ -87,8 +103,56 @@ func readProxyHeader(c net.Conn) (net.Conn, error) {
 	dst, _ := netip.AddrFromSlice(body[n : 2*n])
 	pc.src = net.TCPAddrFromAddrPort(netip.AddrPortFrom(src, binary.BigEndian.Uint16(body[2*n:])))
 	pc.dst = net.TCPAddrFromAddrPort(netip.AddrPortFrom(dst, binary.BigEndian.Uint16(body[2*n+2:])))
+	if err := pc.readTLVs(hdr, body, 2*n+4); err != nil {
+		return nil, err
+	}
 	return pc, nil
 }
+
+// readTLVs reads the TLVs that follow the addresses, at body[off:], as
+// HAProxy 2.6's conn_recv_proxy: each must fit in the header, a CRC32C
+// must match the whole header's (hdr and body, the CRC zeroed), AUTHORITY
+// and UNIQUE_ID are kept, the others skipped.
+func (pc *proxyConn) readTLVs(hdr, body []byte, off int) error {
+	for off < len(body) {
+		if off+3 > len(body) {
+			return errProxyHeader
+		}
+		typ, n := body[off], int(binary.BigEndian.Uint16(body[off+1:]))
+		off += 3
+		if off+n > len(body) {
+			return errProxyHeader
+		}
+		v := body[off : off+n : off+n]
+		switch typ {
+		case pp2TypeCRC32C:
+			if n != 4 {
+				return errProxyHeader
+			}
+			want := binary.BigEndian.Uint32(v)
+			clear(v)
+			crc := crc32.Update(crc32.Checksum(hdr, castagnoli), castagnoli, body)
+			binary.BigEndian.PutUint32(v, want)
+			if crc != want {
+				return errProxyHeader
+			}
+		case pp2TypeAuthority:
+			if n > pp2AuthorityMax {
+				return errProxyHeader
+			}
+			pc.authority = v
+		case pp2TypeUniqueID:
+			if n > pp2UniqueIDMax {
+				return errProxyHeader
+			}
+			pc.uniqueID = v
+		}
+		off += n
+	}
+	return nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func (c *proxyConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 

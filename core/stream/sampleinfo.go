@@ -335,3 +335,14 @@ func (ss *sampleStream) Timeouts() (feClient, beServer, beTunnel, curServer, cur
 	}
 	return feClient, beServer, beTunnel, curServer, curTunnel, true
 }
+
+// ProxyHeader is what the client connection's PROXY protocol header
+// said, when it began with one.
+func (ss *sampleStream) ProxyHeader() (rcvd bool, authority, uniqueID []byte) {
+	for c, ok := ss.conn, true; ok; c, ok = innerConn(c) {
+		if pc, isPC := c.(*proxyConn); isPC {
+			return true, pc.authority, pc.uniqueID
+		}
+	}
+	return false, nil, nil
+}

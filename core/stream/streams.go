@@ -218,17 +218,25 @@ func (e *streamEntry) stop() {
 // baseConn is the socket under c's TLS or PROXY layers.
 func baseConn(c net.Conn) net.Conn {
 	for {
-		switch x := c.(type) {
-		case *tls.Conn:
-			c = x.NetConn()
-		case *rawConn:
-			c = x.Conn
-		case *proxyConn:
-			c = x.Conn
-		default:
+		under, ok := innerConn(c)
+		if !ok {
 			return c
 		}
+		c = under
 	}
+}
+
+// innerConn is the connection c's TLS, raw or PROXY layer wraps.
+func innerConn(c net.Conn) (net.Conn, bool) {
+	switch x := c.(type) {
+	case *tls.Conn:
+		return x.NetConn(), true
+	case *rawConn:
+		return x.Conn, true
+	case *proxyConn:
+		return x.Conn, true
+	}
+	return nil, false
 }
 
 // shutdownConn shuts c's socket down both ways, or closes c when it has no
