@@ -558,7 +558,10 @@ type Global struct {
 	HardStopAfter                time.Duration
 	GraceTime                    time.Duration
 	Quiet                        bool
-	ZeroWarning                  bool
+	// ExposeExperimental is expose-experimental-directives, as far as the
+	// configuration has been read: HAProxy checks it at each use.
+	ExposeExperimental bool
+	ZeroWarning        bool
 	// Idle server connection pools: tune.idle-pool.shared off, and the
 	// tune.pool-low-fd-ratio / tune.pool-high-fd-ratio percentages of the
 	// descriptor limit (HAProxy's defaults: 20 and 25).

@@ -503,6 +503,10 @@ func (hc *hconn) runRespRules(rules []*httpRule, v *sample.Request, resp *http1.
 			return false, status
 		case actDeny:
 			return true, status
+		case actWaitBody:
+			if !hc.waitRespBody(r) {
+				return true, status
+			}
 		default:
 			if hc.headerAction(r, v, resp, &hc.rwResp) {
 				continue

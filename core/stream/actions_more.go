@@ -91,7 +91,10 @@ func compileOther(r *httpRule, args []string, env *sample.Env, resp bool) (handl
 		r.name = args[1]
 		r.value, err = sample.CompileLF(env, args[2])
 	default:
-		return false, nil
+		if resp && args[0] == "normalize-uri" {
+			return false, nil
+		}
+		return compileRest(r, args)
 	}
 	return true, err
 }

@@ -82,6 +82,7 @@ type hconn struct {
 	uidBuf []byte
 	uidReq sample.Request
 	hints  []byte // the 103 response early-hint rules are building
+	bw     bodyWait
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -582,6 +583,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				srv.pool.Done(entry)
 				return proc.abortedExchange(fe, be, srv, c, si, 'H', start), false
 			}
+			if rerr == errWaitBody {
+				srv.pool.Done(entry)
+				return proc.respWaitTimedOut(fe, c, cbuf, hc, si), false
+			}
 			if rerr == errStaleConn && entry.Reused() && retryable && attempt < 3 {
 				srv.pool.Done(entry)
 				entry = nil
@@ -988,10 +993,15 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		hc.caps.headers(fe.RspCaps, resp, true)
 	}
 	hc.rwResp.Reset()
+	hc.bw = bodyWait{sc: sc, hlen: hlen, size: respSize}
+	defer func() { hc.bw.sc = nil }()
 	for _, px := range []*proxy{be, fe} {
 		denied, st := hc.runRespRules(px.respRules, view, resp)
 		if st != 0 {
 			si.status = st
+		}
+		if denied && hc.bw.timedOut {
+			return 0, false, errWaitBody
 		}
 		if denied {
 			be.BE.Dresp.Add(1)
@@ -1120,6 +1130,15 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			return false, false
 		case actSetHeader, actAddHeader, actDelHeader:
 			hc.headerAction(r, view, &hc.req, &hc.rwReq)
+		case actWaitBody:
+			if !proc.waitReqBody(px, r, c, cbuf, hc, hlen, si) {
+				return true, false
+			}
+		case actNormalizeURI:
+			if !hc.normalizeURI(r) {
+				proc.badRuleRequest(px, c, si)
+				return true, false
+			}
 		case actRedirect:
 			si.term = [2]byte{'L', 'R'}
 			si.status = r.redir.code
@@ -1222,7 +1241,9 @@ func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.Co
 	default:
 		var n int64
 		b, n, _ = proc.errorReplyBytes(px, si.hc, status, mode)
-		si.bytesOut = n
+		// After what already went to the client (interim responses,
+		// early hints) or came from the server into the response.
+		si.bytesOut += n
 	}
 	if b != nil && si.hc != nil {
 		b = si.hc.afterLocal(si.fe, si.be, b, si)
