@@ -1142,10 +1142,11 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 		case actRedirect:
 			si.term = [2]byte{'L', 'R'}
 			si.status = r.redir.code
-			mode := hc.replyConn(false)
+			whole, reqLen := hc.wholeRequest(cbuf, hlen)
+			mode := hc.replyConn(whole)
 			keep := mode != http1.ConnClose
 			if keep {
-				cbuf.Discard(hlen)
+				cbuf.Discard(reqLen)
 			}
 			b := hc.redirectReply(r.redir, view, mode)
 			b = hc.afterLocal(si.fe, px, b, si)
@@ -1194,13 +1195,15 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 				}
 			}
 			si.status = r.status
-			// The request body, if any, is not read: close after replying.
-			// Without one the connection goes on, after a deny too
-			// (HAProxy 2.6 keeps it).
-			mode := hc.replyConn(false)
+			// A request whose body is not all in is not read further:
+			// close after replying. A whole one, or one without a body,
+			// lets the connection go on, after a deny too (HAProxy 2.6
+			// keeps it).
+			whole, reqLen := hc.wholeRequest(cbuf, hlen)
+			mode := hc.replyConn(whole)
 			keep := mode != http1.ConnClose
 			if keep {
-				cbuf.Discard(hlen)
+				cbuf.Discard(reqLen)
 			}
 			b, n, force := proc.ruleReply(px, hc, r, mode)
 			si.bytesOut = n

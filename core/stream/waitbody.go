@@ -71,7 +71,8 @@ func compileWaitBody(args []string) (*waitBodyRule, error) {
 			if bad != 0 {
 				return nil, fmt.Errorf("unexpected character '%c'", bad)
 			}
-			w.atLeast = int64(n)
+			// More than any buffer holds is the whole body.
+			w.atLeast = int64(min(n, 1<<40))
 		}
 	}
 	if !timeSet {
@@ -148,6 +149,22 @@ func bodyLimit(buf *http1.Buffer, h *http1.Head) int {
 		return min(buf.Cap(), h.MaxSize)
 	}
 	return buf.Cap()
+}
+
+// wholeRequest says whether the request being handled is all in cbuf,
+// body included, and how many bytes it takes there: a proxy's reply then
+// lets the connection go on, as HAProxy's does.
+func (hc *hconn) wholeRequest(cbuf *http1.Buffer, hlen int) (bool, int) {
+	switch hc.req.Body {
+	case http1.BodyNone:
+		return true, hlen
+	case http1.BodyTunnel:
+		return false, hlen
+	}
+	var b http1.Body
+	b.Init(&hc.req)
+	n, done, err := http1.Complete(cbuf.Bytes(), hlen, &b)
+	return done && err == nil, n
 }
 
 // bodyless says whether a message has no body to wait for.
