@@ -101,27 +101,39 @@ func uriPath(u []byte) (start int, ok bool) {
 // returns false when a strict normalizer found an invalid percent
 // sequence: HAProxy then answers 400.
 func (hc *hconn) normalizeURI(r *httpRule) bool {
-	req := &hc.req
-	u := req.URI()
-	at, ok := uriPath(u)
-	if !ok {
-		return true
+	u := hc.req.URI()
+	var out []byte
+	var ok bool
+	hc.scratch, out, ok = normalizeTarget(hc.scratch[:0], u, r.norm)
+	if ok && !bytes.Equal(out, u) {
+		hc.req.SetURI(out)
+	}
+	return ok
+}
+
+// normalizeTarget runs normalizer n on the request target u. out is the
+// new target, built in buf, which is returned for reuse; ok false is an
+// invalid percent sequence for a strict normalizer.
+func normalizeTarget(buf, u []byte, n normalizer) (newBuf, out []byte, ok bool) {
+	at, found := uriPath(u)
+	if !found {
+		return buf, u, true
 	}
 	path := u[at:]
-	out := append(hc.scratch[:0], u[:at]...)
-	switch r.norm {
+	out = append(buf, u[:at]...)
+	switch n {
 	case normMergeSlashes, normStripDot, normStripDotdot, normStripDotdotFull:
 		p := path
 		if q := bytes.IndexByte(p, '?'); q >= 0 {
 			p = p[:q]
 		}
-		switch r.norm {
+		switch n {
 		case normMergeSlashes:
 			out = mergeSlashes(out, p)
 		case normStripDot:
 			out = stripDot(out, p)
 		default:
-			out = stripDotdot(out, p, r.norm == normStripDotdotFull)
+			out = stripDotdot(out, p, n == normStripDotdotFull)
 		}
 		out = append(out, path[len(p):]...)
 	case normQuerySort:
@@ -129,17 +141,15 @@ func (hc *hconn) normalizeURI(r *httpRule) bool {
 		if q := bytes.IndexByte(path, '?'); q >= 0 {
 			query = path[q:]
 		}
-		buf := sortQuery(hc.scratch[:0], query)
-		n := len(buf)
-		buf = appendReplacedQuery(buf, buf[:n], u)
-		hc.scratch = buf
-		out = buf[n:]
+		buf = sortQuery(buf, query)
+		start := len(buf)
+		buf = appendReplacedQuery(buf, buf[:start], u)
+		return buf, buf[start:], true
 	case normPercentUpper, normPercentUpperStrict, normDecodeUnreserved, normDecodeUnreservedStrict:
-		strict := r.norm == normPercentUpperStrict || r.norm == normDecodeUnreservedStrict
-		out, ok = percentNormalize(out, path, r.norm == normPercentUpper || r.norm == normPercentUpperStrict, strict)
+		strict := n == normPercentUpperStrict || n == normDecodeUnreservedStrict
+		out, ok = percentNormalize(out, path, n == normPercentUpper || n == normPercentUpperStrict, strict)
 		if !ok {
-			hc.scratch = out
-			return false
+			return out, nil, false
 		}
 	case normFragmentStrip:
 		if f := bytes.IndexByte(path, '#'); f >= 0 {
@@ -157,13 +167,7 @@ func (hc *hconn) normalizeURI(r *httpRule) bool {
 		}
 		out = append(out, path...)
 	}
-	if r.norm != normQuerySort {
-		hc.scratch = out
-	}
-	if !bytes.Equal(out, u) {
-		req.SetURI(out)
-	}
-	return true
+	return out, out, true
 }
 
 // mergeSlashes appends p with each run of slashes made one.
