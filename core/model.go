@@ -121,6 +121,9 @@ type ProxyConf struct {
 	LogHealthChecks                           bool
 	InspectDelay                              time.Duration // tcp-request inspect-delay
 	BufferRequest                             bool          // option http-buffer-request
+	// RestrictHdrNames is option http-restrict-req-hdr-names: 0
+	// (preserve), RestrictDelete or RestrictReject.
+	RestrictHdrNames byte
 
 	// CookiePersist is the `cookie` line read; nil without one.
 	CookiePersist *CookieConf

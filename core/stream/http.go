@@ -355,6 +355,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	if done, keep := proc.applyReqRules(fe, fe.reqRules, view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
+	if done, keep := proc.restrictHdrNames(fe, view, hc, c, cbuf, hlen, si); done {
+		return keep, false
+	}
 	if done, keep := proc.applyReqRules(fe, fe.redirRules, view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
@@ -381,6 +384,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			return proc.rejectRequest(fe, be, si), false
 		}
 		if done, keep := proc.applyReqRules(be, be.reqRules, view, hc, c, cbuf, hlen, si); done {
+			return keep, false
+		}
+		if done, keep := proc.restrictHdrNames(be, view, hc, c, cbuf, hlen, si); done {
 			return keep, false
 		}
 		if done, keep := proc.applyReqRules(be, be.redirRules, view, hc, c, cbuf, hlen, si); done {
