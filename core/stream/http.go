@@ -83,6 +83,10 @@ type hconn struct {
 	uidReq sample.Request
 	hints  []byte // the 103 response early-hint rules are building
 	bw     bodyWait
+	// roomReq and roomResp count the messages' buffer space for
+	// rewrites; room is the one of the rules running, nil outside them.
+	roomReq, roomResp htxRoom
+	room              *htxRoom
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -348,6 +352,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	}
 
 	hc.rwReq.Reset()
+	g := &proc.Conf.Global
+	hc.roomReq.start(req, bodyData(cbuf.Bytes(), req, hlen), g.BufSize, g.MaxRewrite)
+	hc.room = &hc.roomReq
 	// Frontend rules, then the backend's.
 	if fe.MonitorURI != "" && string(req.URI()) == fe.MonitorURI {
 		return proc.monitor(fe, c, cbuf, hc, hlen), false
@@ -393,6 +400,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			return keep, false
 		}
 	}
+
+	hc.room = nil
 
 	// The persistence cookie, after the backend's rules, as HAProxy.
 	var direct *server
@@ -592,6 +601,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			if rerr == errWaitBody {
 				srv.pool.Done(entry)
 				return proc.respWaitTimedOut(fe, c, cbuf, hc, si), false
+			}
+			if rerr == errRewriteFailed {
+				srv.pool.Done(entry)
+				return proc.respRewriteFailed(fe, c, cbuf, hc, si), false
 			}
 			if rerr == errStaleConn && entry.Reused() && retryable && attempt < 3 {
 				srv.pool.Done(entry)
@@ -1000,7 +1013,10 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	}
 	hc.rwResp.Reset()
 	hc.bw = bodyWait{sc: sc, hlen: hlen, size: respSize}
-	defer func() { hc.bw.sc = nil }()
+	g := &proc.Conf.Global
+	hc.roomResp.start(resp, bodyData(sbuf.Bytes(), resp, hlen), g.BufSize, g.MaxRewrite)
+	hc.room = &hc.roomResp
+	defer func() { hc.bw.sc, hc.room = nil, nil }()
 	for _, px := range []*proxy{be, fe} {
 		denied, st := hc.runRespRules(px.respRules, view, resp)
 		if st != 0 {
@@ -1008,6 +1024,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		}
 		if denied && hc.bw.timedOut {
 			return 0, false, errWaitBody
+		}
+		if denied && hc.roomResp.failed {
+			return 0, false, errRewriteFailed
 		}
 		if denied {
 			be.BE.Dresp.Add(1)
@@ -1136,6 +1155,10 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			return false, false
 		case actSetHeader, actAddHeader, actDelHeader:
 			hc.headerAction(r, view, &hc.req, &hc.rwReq)
+			if hc.roomReq.failed {
+				proc.rewriteFailed(px, c, si)
+				return true, false
+			}
 		case actWaitBody:
 			if !proc.waitReqBody(px, r, c, cbuf, hc, hlen, si) {
 				return true, false

@@ -192,6 +192,7 @@ func (proc *Process) waitReqBody(px *proxy, r *httpRule, c net.Conn, cbuf *http1
 		proc.replyError(px, c, 408, http1.ConnClose, si)
 		return false
 	}
+	hc.roomReq.addData(data)
 	// A client that closed, or sent something the body's framing
 	// refuses, ends the wait; what follows deals with it.
 	hc.ss.body, hc.ss.bodyOK = decodeBody(hc.ss.body[:0], cbuf.Bytes()[hlen:], req), true
