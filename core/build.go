@@ -166,6 +166,10 @@ func (b *builder) proxySection(s *config.Section) {
 			p.HTTPRespRules = slices.Clone(tmpl.HTTPRespRules)
 			p.HTTPAfterRules = slices.Clone(tmpl.HTTPAfterRules)
 			p.TCPReqRules = slices.Clone(tmpl.TCPReqRules)
+			// The slots its capture rules declared, which come first.
+			if cap&CapFE != 0 {
+				p.ReqCaps = slices.Clone(tmpl.ReqCaps)
+			}
 		}
 	} else {
 		p.ProxyConf = defaultProxyConf()
