@@ -22,6 +22,9 @@ var tcpActions = map[string]int{
 
 // TCPRuleArity returns how many words the action and its arguments take.
 func TCPRuleArity(words []string) (int, bool) {
+	if f, ok := tcpArity[actionKey(words[0])]; ok {
+		return min(1+f(words[1:]), len(words)), true
+	}
 	n, ok := tcpActions[actionKey(words[0])]
 	if !ok {
 		return 0, false

@@ -122,8 +122,9 @@ func (a *varAction) allowed(v *sample.Request, smp, cur *sample.Sample) bool {
 
 // tcpRule is a compiled tcp-request rule.
 type tcpRule struct {
-	act  string // accept, reject, var
+	act  string // accept, reject, var, stick
 	v    *varAction
+	sa   *stickAction
 	cond *sample.Cond
 }
 
@@ -142,7 +143,14 @@ func (proc *Process) compileTCPRules(p *proxy, named map[string][]*sample.Term, 
 			continue
 		}
 		t := &tcpRule{act: r.Words[0], cond: cond}
-		if k, _, _ := strings.Cut(r.Words[0], "("); k != r.Words[0] {
+		sa, ok, err := compileStickAction(proc.env, r.Words[:n])
+		if err != nil {
+			d.Alertf(r.Pos, "'tcp-request %s %s' : %v", r.Stage, r.Words[0], err)
+			continue
+		}
+		if ok {
+			t.act, t.sa = "stick", sa
+		} else if k, _, _ := strings.Cut(r.Words[0], "("); k != r.Words[0] {
 			t.act = "var"
 			if t.v, err = compileVarAction(proc.env, r.Words[:n]); err != nil {
 				d.Alertf(r.Pos, "'tcp-request %s %s' : %v.", r.Stage, k, err)
@@ -164,6 +172,11 @@ func (proc *Process) compileTCPRules(p *proxy, named map[string][]*sample.Term, 
 type ruleScratch struct {
 	smp, cur sample.Sample
 	buf      []byte
+	// tr is what the stream's stick counters are, and trackIn where its
+	// track-sc rules track: the session's counters in connection and
+	// session rules, the stream's in content rules. nil: no tracking.
+	tr      *tracking
+	trackIn *stkCounters
 }
 
 // runTCPRules runs rules for v: false when one rejects. An accept ends
@@ -180,9 +193,18 @@ func runTCPRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) bool {
 			return false
 		case "var":
 			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)
+		case "stick":
+			sc.stick(r.sa, v)
 		}
 	}
 	return true
+}
+
+// stick runs a stick-table action of a tcp-request rule.
+func (sc *ruleScratch) stick(a *stickAction, v *sample.Request) {
+	if sc.tr != nil {
+		a.run(v, sc.tr, sc.trackIn, &sc.smp, false, 0)
+	}
 }
 
 // setGlobalVars runs the global section's set-var and set-var-fmt lines,

@@ -132,6 +132,9 @@ func (hc *hconn) applyOther(r *httpRule, v *sample.Request) {
 		if hc.room != nil {
 			hc.room.soft = r.status == 1
 		}
+	case actStick:
+		// An http-request rule runs before any response (Status 0).
+		r.sa.run(v, &hc.track, &hc.track.strm, &hc.rs.smp, v.Status == 0, v.Status)
 	}
 }
 

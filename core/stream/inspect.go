@@ -96,6 +96,8 @@ func runContentRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) (reje
 			return true, false
 		case "var":
 			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)
+		case "stick":
+			sc.stick(r.sa, v)
 		}
 	}
 	return false, false

@@ -458,6 +458,7 @@ type connState struct {
 	ent      streamEntry // the stream's place in show sess
 	priv     privConn    // the session's private server connection
 	vars     sample.Vars // the session's variables
+	trk      stkCounters // what the session tracks (tcp-request connection and session rules)
 }
 
 func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time) {
@@ -470,13 +471,14 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 	}
 	sock := c
 	vars := sample.Vars{Proc: proc.procVars}
+	var trk stkCounters
 	if len(fe.tcp.conn) > 0 {
 		// Before any handshake (PROXY header, TLS), as in HAProxy.
 		v := &sample.Request{Client: c.RemoteAddr(), Local: c.LocalAddr(), Vars: &vars}
-		var sc ruleScratch
+		sc := ruleScratch{tr: &tracking{sess: &trk}, trackIn: &trk}
 		if !runTCPRules(fe.tcp.conn, v, &sc) {
 			fe.FE.Dcon.Add(1)
-			proc.endConn(&connState{l: l, c: c, shard: shard, start: now})
+			proc.endConn(&connState{l: l, c: c, shard: shard, start: now, trk: trk})
 			return
 		}
 	}
@@ -488,7 +490,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 		}
 		pc, err := readProxyHeader(c)
 		if err != nil {
-			proc.endConn(&connState{l: l, c: c, shard: shard, start: now})
+			proc.endConn(&connState{l: l, c: c, shard: shard, start: now, trk: trk})
 			return
 		}
 		c.SetReadDeadline(time.Time{})
@@ -497,16 +499,17 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 	if l.bind.TLS() != nil {
 		c = tls.Server(c, l.bind.TLS())
 	}
-	cs := &connState{l: l, c: c, shard: shard, start: now, vars: vars}
+	cs := &connState{l: l, c: c, shard: shard, start: now, vars: vars, trk: trk}
 	if len(fe.tcp.sess) > 0 {
 		v := &sample.Request{Client: c.RemoteAddr(), Local: c.LocalAddr(), Vars: &cs.vars}
-		var sc ruleScratch
+		sc := ruleScratch{tr: &tracking{sess: &cs.trk}, trackIn: &cs.trk}
 		if !runTCPRules(fe.tcp.sess, v, &sc) {
 			fe.FE.Dses.Add(1)
 			proc.endConn(cs)
 			return
 		}
 	}
+	cs.trk.countSession()
 	// Listed once any PROXY header is read, as HAProxy's stream begins
 	// after it; an HTTP connection first waits for a request, a tcp
 	// stream goes to its server at once.
@@ -521,7 +524,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 		proc.runHTTP(cs)
 		return
 	}
-	proc.serveTCP(fe, c, shard, now, &cs.ent, &cs.vars)
+	proc.serveTCP(fe, c, shard, now, &cs.ent, &cs.vars, &cs.trk)
 	proc.endConn(cs)
 }
 
@@ -535,6 +538,7 @@ func (proc *Process) runHTTP(cs *connState) {
 
 // endConn releases what serveConn counted.
 func (proc *Process) endConn(cs *connState) {
+	cs.trk.release()
 	cs.ent.remove()
 	cs.priv.close()
 	cs.c.Close()
