@@ -25,6 +25,7 @@ type builder struct {
 	defRefs   map[*Proxy]uint8 // how each defaults section was used: by name (1), as the last one (2)
 	localPeer string           // the name this process has in peers sections
 	dontFail  bool             // -dr
+	aborted   bool             // an error after which HAProxy reads no further (abortErr)
 }
 
 // sectionHandlers handle sections other than global and proxies. A handler
@@ -75,6 +76,9 @@ func BuildWith(sections []config.Section, d *diag.Collector, o BuildOptions) *Co
 	}
 	for i := range sections {
 		s := &sections[i]
+		if b.aborted {
+			break
+		}
 		switch s.Kind {
 		case "global":
 			for _, ln := range s.Lines {
@@ -162,6 +166,10 @@ func (b *builder) proxySection(s *config.Section) {
 			p.HTTPRespRules = slices.Clone(tmpl.HTTPRespRules)
 			p.HTTPAfterRules = slices.Clone(tmpl.HTTPAfterRules)
 			p.TCPReqRules = slices.Clone(tmpl.TCPReqRules)
+			// The slots its capture rules declared, which come first.
+			if cap&CapFE != 0 {
+				p.ReqCaps = slices.Clone(tmpl.ReqCaps)
+			}
 		}
 	} else {
 		p.ProxyConf = defaultProxyConf()

@@ -121,7 +121,9 @@ func captureRule(c *kwCtx, args []string) ([]string, error) {
 	}
 	switch {
 	case args[2] == "len" && !resp:
-		if c.p.Cap&CapFE == 0 {
+		// A named defaults section's slots go to the frontends that
+		// inherit its rules, as in HAProxy.
+		if c.p.Cap&(CapFE|CapDefaults) == 0 {
 			return nil, fail("proxy '" + c.p.Name + "' has no frontend capability.")
 		}
 		n := atoiPrefix(args[3])

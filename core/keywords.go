@@ -141,7 +141,7 @@ func sectionScope(p *Proxy) int {
 // dispatch runs one line of a global or proxy section through the table.
 func (b *builder) dispatch(sec *config.Section, p *Proxy, ln config.Line) {
 	words := ln.Words
-	if len(words) == 0 {
+	if len(words) == 0 || b.aborted {
 		return
 	}
 	c := &kwCtx{b: b, pos: ln.Pos, p: p, g: &b.cfg.Global, sec: sec, env: ln.Env}
@@ -257,6 +257,12 @@ func (b *builder) report(pos diag.Pos, err error) {
 	var w *diag.Warn
 	if errors.As(err, &w) {
 		b.d.Warnf(pos, "%s", w.Msg)
+		return
+	}
+	var ab *abortErr
+	if errors.As(err, &ab) {
+		b.aborted = true
+		b.d.Alertf(pos, "%s", ab.msg)
 		return
 	}
 	var ca *continueAlert

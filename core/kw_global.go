@@ -215,7 +215,7 @@ var globalKeywords = []Keyword{
 	{Name: "ulimit-n", Scope: scopeGlobal, Args: 1, Parse: ignoreWithArgs(1)},
 	{Name: "ca-base", Scope: scopeGlobal, Args: 1, Parse: baseDir(func(g *Global) *string { return &g.CABase })},
 	{Name: "crt-base", Scope: scopeGlobal, Args: 1, Parse: baseDir(func(g *Global) *string { return &g.CrtBase })},
-	{Name: "expose-experimental-directives", Scope: scopeGlobal, Args: ArgsAny, Parse: ignoreWithArgs(0)},
+	{Name: "expose-experimental-directives", Scope: scopeGlobal, Args: ArgsAny, Parse: exposeExperimental},
 	{Name: "insecure-fork-wanted", Scope: scopeGlobal, Args: 0, Parse: ignoreWithArgs(0)},
 	{Name: "cpu-map", Scope: scopeGlobal, Args: ArgsAny, Unimplemented: Warned},
 	// core/config applies the environment keywords while it reads, so that

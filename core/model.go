@@ -122,6 +122,9 @@ type ProxyConf struct {
 	LogHealthChecks                           bool
 	InspectDelay                              time.Duration // tcp-request inspect-delay
 	BufferRequest                             bool          // option http-buffer-request
+	// RestrictHdrNames is option http-restrict-req-hdr-names: 0
+	// (preserve), RestrictDelete or RestrictReject.
+	RestrictHdrNames byte
 
 	// CookiePersist is the `cookie` line read; nil without one.
 	CookiePersist *CookieConf
@@ -561,7 +564,10 @@ type Global struct {
 	HardStopAfter                time.Duration
 	GraceTime                    time.Duration
 	Quiet                        bool
-	ZeroWarning                  bool
+	// ExposeExperimental is expose-experimental-directives, as far as the
+	// configuration has been read: HAProxy checks it at each use.
+	ExposeExperimental bool
+	ZeroWarning        bool
 	// Idle server connection pools: tune.idle-pool.shared off, and the
 	// tune.pool-low-fd-ratio / tune.pool-high-fd-ratio percentages of the
 	// descriptor limit (HAProxy's defaults: 20 and 25).

@@ -50,6 +50,9 @@ var ruleActions = map[string]func(args []string) int{
 	"set-mark":         fixedArgs(1),
 	"set-tos":          fixedArgs(1),
 	"early-hint":       fixedArgs(2),
+	// core/stream/waitbody.go, core/stream/normalize.go
+	"wait-for-body": waitBodyArgs,
+	"normalize-uri": normalizeArgs,
 }
 
 // authArgs reads [realm <realm>].
@@ -161,6 +164,9 @@ func finalRule(words []string) bool {
 func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
 	if len(args) == 0 {
 		return tightf("'%s' expects %s, but got '' (missing argument).", c.kw, quotedActions())
+	}
+	if err := c.checkExperimental(args[0]); err != nil {
+		return err
 	}
 	if _, ok := RuleArity(args); !ok {
 		if !haproxyAction(c.kw, args[0]) {

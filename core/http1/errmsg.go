@@ -206,10 +206,12 @@ func NewReply(raw []byte) (*Reply, error) {
 			continue
 		}
 		name, value := h.Field(i)
+		// A Connection field counts in HAProxy's size of the message,
+		// not on the wire, where the connection's own one replaces it.
+		fieldBytes += len(name) + len(value)
 		if eqFold(name, "connection") {
 			continue
 		}
-		fieldBytes += len(name) + len(value)
 		if BodylessStatus(st) && eqFold(name, "content-length") {
 			continue
 		}

@@ -228,6 +228,12 @@ func (h *Head) Reset() {
 	h.fields = h.fields[:0]
 }
 
+// Rebase points the head at buf, which holds at its start the bytes the
+// head was parsed from: its buffer moved them (Buffer.Free) while more of
+// the body was read, and the head's fields, rules' changes included, stay
+// as they are.
+func (h *Head) Rebase(buf []byte) { h.buf = buf }
+
 // Len is the length of the head in bytes, leading empty lines included: the
 // body (if any) starts at this offset of the parsed buffer.
 func (h *Head) Len() int { return h.size }

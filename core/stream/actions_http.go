@@ -503,8 +503,15 @@ func (hc *hconn) runRespRules(rules []*httpRule, v *sample.Request, resp *http1.
 			return false, status
 		case actDeny:
 			return true, status
+		case actWaitBody:
+			if !hc.waitRespBody(r) {
+				return true, status
+			}
 		default:
 			if hc.headerAction(r, v, resp, &hc.rwResp) {
+				if hc.room != nil && hc.room.failed {
+					return true, status
+				}
 				continue
 			}
 			if st := hc.applyRespAction(r, v, resp); st != 0 {
@@ -522,11 +529,16 @@ func (hc *hconn) headerAction(r *httpRule, v *sample.Request, h *http1.Head, rw 
 	switch r.act {
 	case actSetHeader:
 		hc.scratch = r.value.AppendTo(hc.scratch[:0], v)
+		hc.freeFields(h, r.name)
 		h.Del(r.name)
-		h.AddField(r.name, hc.scratch)
+		if hc.room == nil || hc.room.take(len(r.name)+len(hc.scratch)) {
+			h.AddField(r.name, hc.scratch)
+		}
 	case actAddHeader:
 		hc.scratch = r.value.AppendTo(hc.scratch[:0], v)
-		h.AddField(r.name, hc.scratch)
+		if hc.room == nil || hc.room.take(len(r.name)+len(hc.scratch)) {
+			h.AddField(r.name, hc.scratch)
+		}
 	case actDelHeader:
 		r.delHeader(h)
 	default:
@@ -551,6 +563,10 @@ func (hc *hconn) afterLocal(fe, be *proxy, b []byte, si *streamInfo) []byte {
 	v := &hc.view
 	v.Head, v.Req, v.Status = resp, &hc.req, resp.Status
 	hc.rwResp.Reset()
+	// The proxy's own reply has its buffer to itself.
+	room := hc.room
+	hc.room = nil
+	defer func() { hc.room = room }()
 	if st := hc.afterResponse(fe, be, resp, v); st != 0 {
 		si.status = st
 	}

@@ -18,10 +18,11 @@ import (
 // set-nice, set-mark, set-tos and early-hint.
 const (
 	actSetLogLevel ruleAction = iota + 100
-	actNoop                   // strict-mode, disable-l7-retry, set-nice
+	actNoop                   // disable-l7-retry, set-nice
 	actSetMark
 	actSetTOS
 	actEarlyHint
+	actStrictMode
 )
 
 // logSilent is set-log-level silent in streamInfo.logLevel; other values
@@ -51,15 +52,17 @@ func compileOther(r *httpRule, args []string, env *sample.Env, resp bool) (handl
 			return true, fmt.Errorf("expects exactly 1 argument (log level name or 'silent').")
 		}
 	case "strict-mode":
-		// goha's rewrites never fail for lack of room in a buffer, which
-		// is what strict mode turns into errors: both settings behave
-		// the same.
-		r.act = actNoop
+		// Off, a header addition that does not fit in the message's
+		// buffer is skipped rather than an error (see rewrite_room.go).
+		r.act = actStrictMode
 		if len(args) < 2 {
 			return true, fmt.Errorf("expects exactly 1 arguments.")
 		}
 		if args[1] != "on" && args[1] != "off" {
 			return true, fmt.Errorf("Unexpected value '%s'. Only 'on' and 'off' are supported.", args[1])
+		}
+		if args[1] == "off" {
+			r.status = 1
 		}
 	case "disable-l7-retry":
 		// goha has no retry-on: there are no layer 7 retries to disable.
@@ -91,7 +94,10 @@ func compileOther(r *httpRule, args []string, env *sample.Env, resp bool) (handl
 		r.name = args[1]
 		r.value, err = sample.CompileLF(env, args[2])
 	default:
-		return false, nil
+		if resp && args[0] == "normalize-uri" {
+			return false, nil
+		}
+		return compileRest(r, args)
 	}
 	return true, err
 }
@@ -122,6 +128,10 @@ func (hc *hconn) applyOther(r *httpRule, v *sample.Request) {
 		setClientSockopt(hc.raw.Conn, unix.IPPROTO_IP, unix.IP_TOS, r.status)
 	case actEarlyHint:
 		hc.earlyHint(r, v)
+	case actStrictMode:
+		if hc.room != nil {
+			hc.room.soft = r.status == 1
+		}
 	case actStick:
 		// An http-request rule runs before any response (Status 0).
 		r.sa.run(v, &hc.track, &hc.track.strm, &hc.rs.smp, v.Status == 0, v.Status)

@@ -2,7 +2,6 @@ package stream
 
 import (
 	"net"
-	"time"
 
 	"goha/core/http1"
 )
@@ -14,59 +13,30 @@ import (
 // without its Expect header, as HAProxy does.
 
 // bufferBody reads the body of the request whose head is the hlen first
-// bytes of cbuf, until it is whole or the buffer is full. It re-parses the
-// head when a read moved the buffer. ok false: the stream has ended,
-// replied to and logged.
+// bytes of cbuf, until it is whole or the buffer is full. ok false: the
+// stream has ended, replied to and logged.
 func (proc *Process) bufferBody(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, hlen int, si *streamInfo) (ok bool) {
 	req := &hc.req
-	if req.Body == http1.BodyNone || req.Body == http1.BodyTunnel {
+	if bodyless(req) {
 		hc.ss.body, hc.ss.bodyOK = nil, true
 		return true
 	}
-	limit := min(req.MaxSize, cbuf.Cap())
-	var b http1.Body
-	b.Init(req)
-	_, done, err := http1.Complete(cbuf.Bytes(), hlen, &b)
-	if !done && err == nil && cbuf.Len() < limit && req.Flags&http1.FlagExpect100 != 0 {
-		c.Write([]byte("HTTP/1.1 100 Continue\r\n\r\n"))
+	to := fe.Timeouts.HTTPRequest
+	if to == 0 {
+		to = fe.Timeouts.Client
 	}
-	if req.Flags&http1.FlagExpect100 != 0 {
-		req.Del("expect")
-		req.Flags &^= http1.FlagExpect100
-	}
-	if !done && err == nil && cbuf.Len() < limit {
-		to := fe.Timeouts.HTTPRequest
-		if to == 0 {
-			to = fe.Timeouts.Client
+	if _, err := hc.readReqBody(c, cbuf, hlen, 0, to); err != nil {
+		fe.FE.Ereq.Add(1)
+		if isTimeout(err) {
+			si.status, si.term = 408, [2]byte{'c', 'R'}
+			proc.replyError(fe, c, 408, http1.ConnClose, si)
+			return false
 		}
-		hc.dl.armRead(c, time.Now(), to)
-		before := &cbuf.Bytes()[0]
-		for !done && err == nil && cbuf.Len() < limit {
-			if _, rerr := cbuf.Fill(c); rerr != nil {
-				if isTimeout(rerr) {
-					fe.FE.Ereq.Add(1)
-					si.status, si.term = 408, [2]byte{'c', 'R'}
-					proc.replyError(fe, c, 408, http1.ConnClose, si)
-					return false
-				}
-				fe.FE.Ereq.Add(1)
-				fe.FE.CliAbrt.Add(1)
-				si.term = [2]byte{'C', 'R'}
-				si.status = 400
-				proc.replyError(fe, c, 400, http1.ConnClose, si)
-				return false
-			}
-			b.Init(req)
-			_, done, err = http1.Complete(cbuf.Bytes(), hlen, &b)
-		}
-		if &cbuf.Bytes()[0] != before {
-			// The unread bytes moved: the head's slices point to
-			// where they were.
-			req.Reset()
-			req.ParseRequest(cbuf.Bytes())
-			req.Del("expect")
-			req.Flags &^= http1.FlagExpect100
-		}
+		fe.FE.CliAbrt.Add(1)
+		si.term = [2]byte{'C', 'R'}
+		si.status = 400
+		proc.replyError(fe, c, 400, http1.ConnClose, si)
+		return false
 	}
 	hc.ss.body, hc.ss.bodyOK = decodeBody(hc.ss.body[:0], cbuf.Bytes()[hlen:], req), true
 	return true
@@ -124,10 +94,11 @@ func decodeBody(dst, p []byte, h *http1.Head) []byte {
 	return dst
 }
 
-// Body is the request's body as buffered by option http-buffer-request.
+// Body is the request's body as buffered by option http-buffer-request
+// or wait-for-body, or the response's as wait-for-body read it.
 func (ss *sampleStream) Body(res bool) ([]byte, bool) {
-	if res || !ss.bodyOK {
-		return nil, false
+	if res {
+		return ss.resBody, ss.resBodyOK
 	}
-	return ss.body, true
+	return ss.body, ss.bodyOK
 }

@@ -89,6 +89,11 @@ type hconn struct {
 	uidBuf []byte
 	uidReq sample.Request
 	hints  []byte // the 103 response early-hint rules are building
+	bw     bodyWait
+	// roomReq and roomResp count the messages' buffer space for
+	// rewrites; room is the one of the rules running, nil outside them.
+	roomReq, roomResp htxRoom
+	room              *htxRoom
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -370,11 +375,17 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	}
 
 	hc.rwReq.Reset()
+	g := &proc.Conf.Global
+	hc.roomReq.start(req, bodyData(cbuf.Bytes(), req, hlen), g.BufSize, g.MaxRewrite)
+	hc.room = &hc.roomReq
 	// Frontend rules, then the backend's.
 	if fe.MonitorURI != "" && string(req.URI()) == fe.MonitorURI {
 		return proc.monitor(fe, c, cbuf, hc, hlen), false
 	}
 	if done, keep := proc.applyReqRules(fe, fe.reqRules, view, hc, c, cbuf, hlen, si); done {
+		return keep, false
+	}
+	if done, keep := proc.restrictHdrNames(fe, view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
 	if done, keep := proc.applyReqRules(fe, fe.redirRules, view, hc, c, cbuf, hlen, si); done {
@@ -405,10 +416,15 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		if done, keep := proc.applyReqRules(be, be.reqRules, view, hc, c, cbuf, hlen, si); done {
 			return keep, false
 		}
+		if done, keep := proc.restrictHdrNames(be, view, hc, c, cbuf, hlen, si); done {
+			return keep, false
+		}
 		if done, keep := proc.applyReqRules(be, be.redirRules, view, hc, c, cbuf, hlen, si); done {
 			return keep, false
 		}
 	}
+
+	hc.room = nil
 
 	// The persistence cookie, after the backend's rules, as HAProxy.
 	var direct *server
@@ -611,6 +627,14 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			if hc.abort.Load() == abortDone {
 				srv.pool.Done(entry)
 				return proc.abortedExchange(fe, be, srv, c, si, 'H', start), false
+			}
+			if rerr == errWaitBody {
+				srv.pool.Done(entry)
+				return proc.respWaitTimedOut(fe, c, cbuf, hc, si), false
+			}
+			if rerr == errRewriteFailed {
+				srv.pool.Done(entry)
+				return proc.respRewriteFailed(fe, c, cbuf, hc, si), false
 			}
 			if rerr == errStaleConn && entry.Reused() && retryable && attempt < 3 {
 				srv.pool.Done(entry)
@@ -1018,10 +1042,21 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		hc.caps.headers(fe.RspCaps, resp, true)
 	}
 	hc.rwResp.Reset()
+	hc.bw = bodyWait{sc: sc, hlen: hlen, size: respSize}
+	g := &proc.Conf.Global
+	hc.roomResp.start(resp, bodyData(sbuf.Bytes(), resp, hlen), g.BufSize, g.MaxRewrite)
+	hc.room = &hc.roomResp
+	defer func() { hc.bw.sc, hc.room = nil, nil }()
 	for _, px := range []*proxy{be, fe} {
 		denied, st := hc.runRespRules(px.respRules, view, resp)
 		if st != 0 {
 			si.status = st
+		}
+		if denied && hc.bw.timedOut {
+			return 0, false, errWaitBody
+		}
+		if denied && hc.roomResp.failed {
+			return 0, false, errRewriteFailed
 		}
 		if denied {
 			be.BE.Dresp.Add(1)
@@ -1153,13 +1188,27 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			return false, false
 		case actSetHeader, actAddHeader, actDelHeader:
 			hc.headerAction(r, view, &hc.req, &hc.rwReq)
+			if hc.roomReq.failed {
+				proc.rewriteFailed(px, c, si)
+				return true, false
+			}
+		case actWaitBody:
+			if !proc.waitReqBody(px, r, c, cbuf, hc, hlen, si) {
+				return true, false
+			}
+		case actNormalizeURI:
+			if !hc.normalizeURI(r) {
+				proc.badRuleRequest(px, c, si)
+				return true, false
+			}
 		case actRedirect:
 			si.term = [2]byte{'L', 'R'}
 			si.status = r.redir.code
-			mode := hc.replyConn(false)
+			whole, reqLen := hc.wholeRequest(cbuf, hlen)
+			mode := hc.replyConn(whole)
 			keep := mode != http1.ConnClose
 			if keep {
-				cbuf.Discard(hlen)
+				cbuf.Discard(reqLen)
 			}
 			b := hc.redirectReply(r.redir, view, mode)
 			b = hc.afterLocal(si.fe, px, b, si)
@@ -1208,13 +1257,15 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 				}
 			}
 			si.status = r.status
-			// The request body, if any, is not read: close after replying.
-			// Without one the connection goes on, after a deny too
-			// (HAProxy 2.6 keeps it).
-			mode := hc.replyConn(false)
+			// A request whose body is not all in is not read further:
+			// close after replying. A whole one, or one without a body,
+			// lets the connection go on, after a deny too (HAProxy 2.6
+			// keeps it).
+			whole, reqLen := hc.wholeRequest(cbuf, hlen)
+			mode := hc.replyConn(whole)
 			keep := mode != http1.ConnClose
 			if keep {
-				cbuf.Discard(hlen)
+				cbuf.Discard(reqLen)
 			}
 			b, n, force := proc.ruleReply(px, hc, r, mode)
 			si.bytesOut = n
@@ -1255,7 +1306,9 @@ func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.Co
 	default:
 		var n int64
 		b, n, _ = proc.errorReplyBytes(px, si.hc, status, mode)
-		si.bytesOut = n
+		// After what already went to the client (interim responses,
+		// early hints) or came from the server into the response.
+		si.bytesOut += n
 	}
 	if b != nil && si.hc != nil {
 		b = si.hc.afterLocal(si.fe, si.be, b, si)

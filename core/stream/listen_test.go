@@ -251,15 +251,16 @@ func refused(addr string) bool {
 	return errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// unitEcho is a TCP origin that sends back what it reads and closes when
-// its client has; its connections close when the test ends.
-func unitEcho(t *testing.T) string {
-	t.Helper()
+// tcpOrigin accepts connections on 127.0.0.1 until the test ends and
+// runs serve on each, in a goroutine of its own, closing the connection
+// after it; it returns the address.
+func tcpOrigin(tb testing.TB, serve func(c net.Conn)) string {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	tb.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -268,11 +269,18 @@ func unitEcho(t *testing.T) string {
 			}
 			go func() {
 				defer c.Close()
-				io.Copy(c, c)
+				serve(c)
 			}()
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// unitEcho is a TCP origin that sends back what it reads and closes when
+// its client has; its connections close when the test ends.
+func unitEcho(t *testing.T) string {
+	t.Helper()
+	return tcpOrigin(t, func(c net.Conn) { io.Copy(c, c) })
 }
 
 // echo sends msg and waits for it to come back.

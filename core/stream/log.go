@@ -124,7 +124,7 @@ func (proc *Process) logHTTP(si *streamInfo) {
 	b = si.appendNames(b)
 	b = append(b, ' ')
 	// No request head: HAProxy's TR is -1 (timeouts, aborts, bad requests).
-	b = appendMs(b, si.trq, len(si.reqLine) > 0)
+	b = appendMs(b, si.trq, si.hasTR())
 	b = append(b, '/')
 	b = appendMs(b, si.tw, si.srv != nil || si.term[1] == 'Q')
 	b = append(b, '/')

@@ -851,7 +851,7 @@ func (f *logFormat) build(b []byte, proc *Process, si *streamInfo, live *sample.
 		case lfTh, lfTi:
 			b = append(b, '0')
 		case lfTR, lfTq:
-			b = appendMsLF(b, si.trq, len(si.reqLine) > 0)
+			b = appendMsLF(b, si.trq, si.hasTR())
 		case lfTw:
 			b = appendMsLF(b, si.tw, si.srv != nil || si.term[1] == 'Q')
 		case lfTc:

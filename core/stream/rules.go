@@ -81,6 +81,8 @@ type httpRule struct {
 	expr   *sample.SampleExpr // set-src, set-dst and their ports, set-timeout
 	capX   *sample.SampleExpr // capture: the value
 	capID  int                // capture: the slot
+	wait   *waitBodyRule      // wait-for-body
+	norm   normalizer         // normalize-uri
 	sa     *stickAction       // stick-table actions
 }
 
@@ -152,7 +154,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 		for _, r := range p.HTTPAfterRules {
 			if rule, err := compileRule(proc.env, r.Words, named, true); err != nil {
 				d.Alertf(r.Pos, "%s", ruleError(p, "http-after-response", r.Words, err))
-			} else if rule.act == actDeny || rule.act == actReturn || rule.act == actRedirect {
+			} else if rule.act == actDeny || rule.act == actReturn || rule.act == actRedirect || rule.act == actWaitBody || rule.act == actNormalizeURI {
 				d.Alertf(r.Pos, "'http-after-response %s' : unknown action.", firstWord(r.Words))
 			} else {
 				p.afterRules = append(p.afterRules, rule)

@@ -26,9 +26,10 @@ type sampleStream struct {
 	shard int
 	insp  *inspection // the client's bytes under tcp-request content inspection; nil if none
 	trk   *tracking   // the stick counters the stream updates; nil if none
-	// The request's body read by option http-buffer-request (bodyOK).
-	body   []byte
-	bodyOK bool
+	// The request's body read by option http-buffer-request or
+	// wait-for-body (bodyOK), the response's by wait-for-body.
+	body, resBody     []byte
+	bodyOK, resBodyOK bool
 }
 
 // newSampleStream describes the stream si of proc, served on conn.

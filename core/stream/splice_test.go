@@ -243,41 +243,20 @@ func TestSpliceCopyStops(t *testing.T) {
 // size bytes, /close with a body ended by its close; it checks that each
 // request body arrived whole (got).
 func spliceOrigin(t *testing.T, size int, got chan<- []byte) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	body := randBytes(size)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(unitWait))
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					b, _ := io.ReadAll(req.Body)
-					got <- b
-					if req.URL.Path == "/close" {
-						io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
-						c.Write(body)
-						return
-					}
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(body))
-					c.Write(body)
-				}
-			}()
+	return rawHTTPOrigin(t, 4096, func(req *http.Request, c net.Conn) bool {
+		c.SetDeadline(time.Now().Add(unitWait))
+		b, _ := io.ReadAll(req.Body)
+		got <- b
+		if req.URL.Path == "/close" {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+			c.Write(body)
+			return false
 		}
-	}()
-	return ln.Addr().String()
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(body))
+		c.Write(body)
+		return true
+	})
 }
 
 // splicedCounters are a proxy side's counters after spliceExchange.
@@ -440,43 +419,23 @@ backend be
 func BenchmarkProxyLargeBody(b *testing.B) {
 	const size = 8 << 20
 	body := randBytes(size)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReaderSize(c, 64<<10)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					if req.Method == "POST" {
-						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-						continue
-					}
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", size)
-					c.Write(body)
-				}
-			}()
+	origin := rawHTTPOrigin(b, 64<<10, func(req *http.Request, c net.Conn) bool {
+		io.Copy(io.Discard, req.Body)
+		if req.Method == "POST" {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+			return true
 		}
-	}()
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", size)
+		c.Write(body)
+		return true
+	})
 	for _, dir := range []string{"response", "request"} {
 		for _, mode := range []struct{ name, opts string }{
 			{"copy", ""},
 			{"splice", "    option splice-request\n    option splice-response\n"},
 		} {
 			b.Run(dir+"/"+mode.name, func(b *testing.B) {
-				addr := benchLargeProxy(b, ln.Addr().String(), mode.opts)
+				addr := benchLargeProxy(b, origin, mode.opts)
 				c, err := net.Dial("tcp", addr)
 				if err != nil {
 					b.Fatal(err)
