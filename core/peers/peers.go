@@ -103,10 +103,11 @@ type Peers struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	mu       sync.Mutex
-	sessions map[string]*session // by remote name
-	learned  bool                // a peer taught us the tables (or none could)
-	learning string              // the peer asked to teach, "" when none
+	mu        sync.Mutex
+	sessions  map[string]*session   // by remote name
+	peerStats map[string]*peerStats // by remote name, made on first use
+	learned   bool                  // a peer taught us the tables (or none could)
+	learning  string                // the peer asked to teach, "" when none
 }
 
 // Start makes the tables shared and begins accepting and connecting.
@@ -234,6 +235,7 @@ func (p *Peers) accepted(c net.Conn) {
 		return
 	}
 	reply(statusSuccess)
+	p.stats(from).newConn.Add(1)
 	c.SetDeadline(time.Time{})
 	p.run(from, c, br)
 }
@@ -252,12 +254,17 @@ func (p *Peers) connectLoop(r Remote) {
 		}
 		// After a failure, HAProxy's random 50ms to 2s.
 		wait = retryDelay()
+		ps := p.stats(r.Name)
+		ps.mu.Lock()
+		ps.nextConnect = time.Now().Add(wait)
+		ps.mu.Unlock()
 		p.mu.Lock()
 		busy := p.sessions[r.Name] != nil
 		p.mu.Unlock()
 		if busy || r.Addr == "" {
 			continue
 		}
+		ps.setStatus(100)
 		var c net.Conn
 		var err error
 		if r.TLS != nil {
@@ -270,12 +277,17 @@ func (p *Peers) connectLoop(r Remote) {
 		}
 		c.SetDeadline(time.Now().Add(handshakeTimeout))
 		fmt.Fprintf(c, "%s 2.1\n%s\n%s %d 1\n", protoName, r.Name, p.cfg.LocalName, os.Getpid())
+		ps.setStatus(110)
 		br := bufio.NewReader(c)
 		st, err := br.ReadString('\n')
 		if err != nil || strings.TrimSpace(st) != strconv.Itoa(statusSuccess) {
+			if code, err := strconv.Atoi(strings.TrimSpace(st)); err == nil {
+				ps.setStatus(code)
+			}
 			c.Close()
 			continue
 		}
+		ps.newConn.Add(1)
 		c.SetDeadline(time.Time{})
 		p.run(r.Name, c, br)
 		wait = retryDelay()
@@ -289,10 +301,15 @@ func retryDelay() time.Duration {
 // run serves a session with the peer named name until it ends.
 func (p *Peers) run(name string, c net.Conn, br *bufio.Reader) {
 	s := newSession(p, name, c, br)
+	_, isTLS := c.(*tls.Conn)
+	st := p.stats(name)
+	st.begin(c, isTLS)
+	s.stats = st
 	p.mu.Lock()
 	if old := p.sessions[name]; old != nil {
 		// The newer session wins, as in HAProxy.
 		old.conn.Close()
+		st.coll.Add(1)
 	}
 	p.sessions[name] = s
 	learn := !p.learned && p.learning == ""

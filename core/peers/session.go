@@ -29,6 +29,12 @@ type session struct {
 	out  []byte
 	sent time.Time
 	send []*sendState
+
+	stats    *peerStats
+	lastSent atomic.Int64 // unix nanoseconds of the last write, for show peers
+	// recv is the reader's view of the peer's tables, by our table, for
+	// show peers.
+	recv atomic.Pointer[map[*stick.Table]*recvTable]
 }
 
 // sendState is what a session has pushed of one table.
@@ -36,8 +42,8 @@ type sendState struct {
 	sh      Shared
 	id      uint64 // the table's id on this session, from 1
 	defined bool
-	seq     uint64 // the table's last update pushed
-	upd     uint32 // the last update id sent
+	seq     uint64        // the table's last update pushed
+	upd     atomic.Uint32 // the last update id sent (read by show peers)
 }
 
 // ack is an acknowledgement the reader asks the sender to send.
@@ -50,7 +56,7 @@ type ack struct {
 type recvTable struct {
 	t        *stick.Table // nil: not ours, ignored
 	def      stick.RemoteDef
-	lastGet  uint32
+	lastGet  atomic.Uint32
 	remoteID uint64
 }
 
@@ -72,7 +78,13 @@ func (s *session) serve(learn bool) {
 		defer st.sh.Table.Unsubscribe(s.wake)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.readLoop() }()
+	go func() {
+		err := s.readLoop()
+		if err == stick.ErrMalformed {
+			s.countStat(func(ps *peerStats) { ps.protoErr.Add(1) })
+		}
+		done <- err
+	}()
 	if learn {
 		s.control(ctrlResyncReq)
 	}
@@ -100,6 +112,7 @@ func (s *session) serve(learn bool) {
 			}
 			if time.Since(s.sent) >= heartbeatEvery {
 				s.control(ctrlHeartbeat)
+				s.countStat(func(ps *peerStats) { ps.txHbt.Add(1) })
 			}
 		}
 		if s.teach.Swap(false) {
@@ -130,6 +143,7 @@ func (s *session) flush() bool {
 	_, err := s.conn.Write(s.out)
 	s.out = s.out[:0]
 	s.sent = time.Now()
+	s.lastSent.Store(s.sent.UnixNano())
 	return err == nil
 }
 
@@ -204,8 +218,8 @@ func (s *session) pushEntries(st *sendState, list []*stick.Entry, now int64) {
 	s.define(st)
 	var b []byte
 	for _, e := range list {
-		st.upd++
-		b = binary.BigEndian.AppendUint32(b[:0], st.upd)
+		upd := st.upd.Add(1)
+		b = binary.BigEndian.AppendUint32(b[:0], upd)
 		b = t.AppendPeerKey(b, e)
 		b = t.AppendPeerValues(b, e, now)
 		s.message(stktUpdate, b)
@@ -262,7 +276,10 @@ func (s *session) readLoop() error {
 			case ctrlResyncFinished, ctrlResyncPartial:
 				s.p.learnt()
 				s.confirm.Add(1)
+				s.countStat(func(ps *peerStats) { ps.confirm.Add(1) })
 				s.nudge()
+			case ctrlHeartbeat:
+				s.countStat(func(ps *peerStats) { ps.rxHbt.Add(1) })
 			}
 		case classError, classReserved:
 			return stick.ErrMalformed
@@ -275,6 +292,16 @@ func (s *session) readLoop() error {
 				}
 				tables[rt.remoteID] = rt
 				cur = rt
+				if rt.t != nil {
+					m := map[*stick.Table]*recvTable{}
+					if old := s.recv.Load(); old != nil {
+						for k, v := range *old {
+							m[k] = v
+						}
+					}
+					m[rt.t] = rt
+					s.recv.Store(&m)
+				}
 			case stktSwitch:
 				id, n := stick.Uvarint(body)
 				if n == 0 {
@@ -289,11 +316,18 @@ func (s *session) readLoop() error {
 					return err
 				}
 				select {
-				case s.acks <- ack{remoteID: cur.remoteID, last: cur.lastGet}:
+				case s.acks <- ack{remoteID: cur.remoteID, last: cur.lastGet.Load()}:
 				default:
 				}
 			}
 		}
+	}
+}
+
+// countStat updates the peer's show peers figures.
+func (s *session) countStat(fn func(*peerStats)) {
+	if s.stats != nil {
+		fn(s.stats)
 	}
 }
 
@@ -370,10 +404,10 @@ func (s *session) update(rt *recvTable, typ byte, b []byte, dict map[uint64]stri
 		if len(b) < 4 {
 			return stick.ErrMalformed
 		}
-		rt.lastGet = binary.BigEndian.Uint32(b)
+		rt.lastGet.Store(binary.BigEndian.Uint32(b))
 		b = b[4:]
 	} else {
-		rt.lastGet++
+		rt.lastGet.Add(1)
 	}
 	t := rt.t
 	expire := t.Expire
