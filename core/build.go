@@ -162,6 +162,7 @@ func (b *builder) proxySection(s *config.Section) {
 			p.HTTPRespRules = slices.Clone(tmpl.HTTPRespRules)
 			p.HTTPAfterRules = slices.Clone(tmpl.HTTPAfterRules)
 			p.TCPReqRules = slices.Clone(tmpl.TCPReqRules)
+			p.TCPRespRules = slices.Clone(tmpl.TCPRespRules)
 		}
 	} else {
 		p.ProxyConf = defaultProxyConf()

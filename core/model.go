@@ -120,6 +120,7 @@ type ProxyConf struct {
 	Description                               string
 	LogHealthChecks                           bool
 	InspectDelay                              time.Duration // tcp-request inspect-delay
+	ResInspectDelay                           time.Duration // tcp-response inspect-delay
 	BufferRequest                             bool          // option http-buffer-request
 
 	// CookiePersist is the `cookie` line read; nil without one.
@@ -154,6 +155,8 @@ type Proxy struct {
 	// TCPReqRules are the tcp-request connection, session and content
 	// rules, in order.
 	TCPReqRules []TCPRuleDef
+	// TCPRespRules are the tcp-response content rules, in order.
+	TCPRespRules []TCPRuleDef
 
 	// loggers are the proxy's log targets (its own, and the global ones
 	// with `log global`), opened when the process starts; logMeta is the

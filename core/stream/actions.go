@@ -8,6 +8,7 @@ import (
 	"goha/core"
 	"goha/core/diag"
 	"goha/core/sample"
+	"goha/ring"
 )
 
 // Variables in rules (set-var, set-var-fmt, unset-var) and the tcp-request
@@ -120,19 +121,22 @@ func (a *varAction) allowed(v *sample.Request, smp, cur *sample.Sample) bool {
 	return true
 }
 
-// tcpRule is a compiled tcp-request rule.
+// tcpRule is a compiled tcp-request or tcp-response rule.
 type tcpRule struct {
-	act  string // accept, reject, var
+	act  string // accept, reject, close, var, log-level, mark, tos, noop
 	v    *varAction
+	val  int // set-log-level's level (as streamInfo.logLevel), set-mark's and set-tos's value
 	cond *sample.Cond
 }
 
-// tcpRules are a proxy's tcp-request rules by stage.
+// tcpRules are a proxy's tcp-request rules by stage, and its
+// tcp-response content rules.
 type tcpRules struct {
 	conn, sess, content []*tcpRule
+	resp                []*tcpRule
 }
 
-// compileTCPRules compiles p's tcp-request rules.
+// compileTCPRules compiles p's tcp-request and tcp-response rules.
 func (proc *Process) compileTCPRules(p *proxy, named map[string][]*sample.Term, d *diag.Collector) {
 	for _, r := range p.TCPReqRules {
 		n, _ := core.TCPRuleArity(r.Words)
@@ -158,6 +162,51 @@ func (proc *Process) compileTCPRules(p *proxy, named map[string][]*sample.Term, 
 			p.tcp.content = append(p.tcp.content, t)
 		}
 	}
+	for _, r := range p.TCPRespRules {
+		n, _ := core.TCPRespRuleArity(r.Words)
+		cond, err := sample.CompileCond(proc.env, r.Words[n:], named)
+		if err != nil {
+			d.Alertf(r.Pos, "'tcp-response content %s' : error detected in %s '%s' while parsing '%s' condition : %s", r.Words[0], core.CapName(p.Cap), p.Name, r.Words[n], strings.TrimSuffix(err.Error(), "."))
+			continue
+		}
+		t, err := compileTCPRespAction(proc.env, r.Words[:n])
+		if err != nil {
+			d.Alertf(r.Pos, "%v", err)
+			continue
+		}
+		t.cond = cond
+		p.tcp.resp = append(p.tcp.resp, t)
+	}
+}
+
+// compileTCPRespAction compiles a tcp-response content action; the
+// configuration checked its words.
+func compileTCPRespAction(env *sample.Env, args []string) (*tcpRule, error) {
+	t := &tcpRule{act: args[0]}
+	switch args[0] {
+	case "set-log-level":
+		t.act, t.val = "log-level", logSilent
+		if l, ok := ring.ParseLevel(args[1]); ok {
+			t.val = l + 1
+		}
+	case "set-mark", "set-tos":
+		t.act = strings.TrimPrefix(args[0], "set-")
+		v, _ := parseUintC(args[1])
+		t.val = int(v)
+	case "set-nice":
+		// Streams are not scheduled by priority in goha.
+		t.act = "noop"
+	default:
+		if strings.Contains(args[0], "(") {
+			t.act = "var"
+			v, err := compileVarAction(env, args)
+			if err != nil {
+				return nil, err
+			}
+			t.v = v
+		}
+	}
+	return t, nil
 }
 
 // ruleScratch is what running rules needs besides the message.

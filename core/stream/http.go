@@ -568,6 +568,18 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				}
 				return clientKeep && si.keepClient, false
 			}
+			if rerr == errRespRejected {
+				// The client's connection ends without a response, which
+				// HAProxy's log shows as none (-1) and no Tr.
+				srv.pool.Done(entry)
+				fe.FE.Dresp.Add(1)
+				be.BE.Dresp.Add(1)
+				srv.Counters.Dresp.Add(1)
+				si.status, si.gotResp, si.term = -1, false, [2]byte{'P', 'D'}
+				si.tt = time.Since(start)
+				proc.logHTTP(si)
+				return false, false
+			}
 			if si.logged {
 				// Logged before its last write, which failed: the client
 				// went away with the whole response sent to its socket.
@@ -798,10 +810,12 @@ func (proc *Process) errorReply(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *h
 }
 
 var (
-	errStaleConn   = errors.New("core: server closed an idle connection")
-	errClientGone  = errors.New("core: client closed")
-	errHeadersSent = errors.New("core: response aborted after its head was sent")
-	errBodyTimeout = errors.New("core: server timed out after the response head was sent")
+	errStaleConn  = errors.New("core: server closed an idle connection")
+	errClientGone = errors.New("core: client closed")
+	// errRespRejected is a response a tcp-response content rule rejected.
+	errRespRejected = errors.New("core: response rejected")
+	errHeadersSent  = errors.New("core: response aborted after its head was sent")
+	errBodyTimeout  = errors.New("core: server timed out after the response head was sent")
 	// The client read nothing for timeout client while a response streamed.
 	errClientTimeout = errors.New("core: client timed out")
 )
@@ -972,6 +986,19 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		}
 		break
 	}
+	closeSrv := false
+	if len(be.tcp.resp) > 0 {
+		// HTTP streams have no payload to wait for: the rules run once,
+		// on the response head, as final.
+		view := &hc.view
+		view.Head, view.Req, view.Status = resp, req, resp.Status
+		switch runContentRules(be.tcp.resp, view, &hc.rs) {
+		case verdictReject:
+			return 0, false, errRespRejected
+		case verdictClose:
+			closeSrv = true
+		}
+	}
 	// The request is answered: drop it from the client buffer.
 	hc.dropRequest(cbuf)
 	si.status = resp.Status
@@ -1071,7 +1098,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 			return resp.Status, false, errHeadersSent
 		}
 	}
-	keepSrv := resp.KeepAlive() && sbuf.Len() == 0 && req.Flags&http1.FlagCloseServer == 0 && fe.ConnMode == core.HTTPKeepAlive && be.ConnMode == core.HTTPKeepAlive && hc.reqBody.Done()
+	keepSrv := !closeSrv && resp.KeepAlive() && sbuf.Len() == 0 && req.Flags&http1.FlagCloseServer == 0 && fe.ConnMode == core.HTTPKeepAlive && be.ConnMode == core.HTTPKeepAlive && hc.reqBody.Done()
 	return resp.Status, keepSrv, nil
 }
 
@@ -1097,7 +1124,7 @@ func (proc *Process) tunnel(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 	if hc := si.hc; hc != nil && hc.tunTimeout > 0 {
 		to.client, to.server = hc.tunTimeout, hc.tunTimeout
 	}
-	up, down, _, _, _ := relay(c, &sc.rawConn, to, upMode, downMode)
+	up, down, _, _, _ := relay(c, &sc.rawConn, to, upMode, downMode, nil)
 	si.bytesIn += up
 	si.bytesOut += down
 }

@@ -25,6 +25,9 @@ type sampleStream struct {
 	first bool         // the first request of its connection
 	shard int
 	insp  *inspection // the client's bytes under tcp-request content inspection; nil if none
+	// resInsp is the server's bytes under tcp-response content
+	// inspection; nil if none.
+	resInsp *inspection
 	// The request's body read by option http-buffer-request (bodyOK).
 	body   []byte
 	bodyOK bool
