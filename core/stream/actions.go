@@ -127,6 +127,7 @@ type tcpRule struct {
 	v    *varAction
 	val  int // set-log-level's level (as streamInfo.logLevel), set-mark's and set-tos's value
 	cond *sample.Cond
+	pos  diag.Pos
 }
 
 // tcpRules are a proxy's tcp-request rules by stage, and its
@@ -145,7 +146,7 @@ func (proc *Process) compileTCPRules(p *proxy, named map[string][]*sample.Term, 
 			d.Alertf(r.Pos, "error detected while parsing a 'tcp-request %s' condition : %v.", r.Stage, err)
 			continue
 		}
-		t := &tcpRule{act: r.Words[0], cond: cond}
+		t := &tcpRule{act: r.Words[0], cond: cond, pos: r.Pos}
 		if k, _, _ := strings.Cut(r.Words[0], "("); k != r.Words[0] {
 			t.act = "var"
 			if t.v, err = compileVarAction(proc.env, r.Words[:n]); err != nil {
@@ -174,7 +175,7 @@ func (proc *Process) compileTCPRules(p *proxy, named map[string][]*sample.Term, 
 			d.Alertf(r.Pos, "%v", err)
 			continue
 		}
-		t.cond = cond
+		t.cond, t.pos = cond, r.Pos
 		p.tcp.resp = append(p.tcp.resp, t)
 	}
 }
@@ -224,8 +225,10 @@ func runTCPRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) bool {
 		}
 		switch r.act {
 		case "accept":
+			decided(v, &r.pos)
 			return true
 		case "reject":
+			decided(v, &r.pos)
 			return false
 		case "var":
 			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)

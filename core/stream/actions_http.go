@@ -500,9 +500,15 @@ func (hc *hconn) runRespRules(rules []*httpRule, v *sample.Request, resp *http1.
 		}
 		switch r.act {
 		case actAllow:
+			hc.si.lastRule = &r.pos
 			return false, status
 		case actDeny:
+			hc.si.lastRule = &r.pos
 			return true, status
+		case actRedirect:
+			hc.si.lastRule = &r.pos
+			hc.respRedir = r
+			return false, status
 		default:
 			if hc.headerAction(r, v, resp, &hc.rwResp) {
 				continue

@@ -37,6 +37,7 @@ type hconn struct {
 	rwReq, rwResp   http1.Rewriter
 	reqLine         []byte
 	tSent           time.Time // when the request went to the server (Tr counts from it)
+	respRedir       *httpRule // the http-response redirect that replaces the response
 	raw             rawConn   // the client socket with raw reads and writes
 	sess            sessLink  // the exchange's place among its server's sessions
 
@@ -568,6 +569,11 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				}
 				return clientKeep && si.keepClient, false
 			}
+			if rerr == errRespRedirect {
+				// The server's response is dropped, its connection too.
+				srv.pool.Done(entry)
+				return proc.respRedirect(fe, be, c, hc, si), false
+			}
 			if rerr == errRespRejected {
 				// The client's connection ends without a response, which
 				// HAProxy's log shows as none (-1) and no Tr.
@@ -812,6 +818,8 @@ func (proc *Process) errorReply(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *h
 var (
 	errStaleConn  = errors.New("core: server closed an idle connection")
 	errClientGone = errors.New("core: client closed")
+	// errRespRedirect is a response an http-response redirect replaces.
+	errRespRedirect = errors.New("core: response redirected")
 	// errRespRejected is a response a tcp-response content rule rejected.
 	errRespRejected = errors.New("core: response rejected")
 	errHeadersSent  = errors.New("core: response aborted after its head was sent")
@@ -1020,6 +1028,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		if st != 0 {
 			si.status = st
 		}
+		if hc.respRedir != nil {
+			return 0, false, errRespRedirect
+		}
 		if denied {
 			be.BE.Dresp.Add(1)
 			srv.Counters.Dresp.Add(1)
@@ -1144,10 +1155,12 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 		}
 		switch r.act {
 		case actAllow:
+			si.lastRule = &r.pos
 			return false, false
 		case actSetHeader, actAddHeader, actDelHeader:
 			hc.headerAction(r, view, &hc.req, &hc.rwReq)
 		case actRedirect:
+			si.lastRule = &r.pos
 			si.term = [2]byte{'L', 'R'}
 			si.status = r.redir.code
 			mode := hc.replyConn(false)
@@ -1165,6 +1178,7 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			proc.logHTTP(si)
 			return true, keep
 		case actDeny, actReturn, actTarpit, actAuth:
+			si.lastRule = &r.pos
 			if r.act == actTarpit {
 				// The client waits timeout tarpit (timeout connect when
 				// unset) for its error, as in HAProxy.
@@ -1268,6 +1282,26 @@ func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.Co
 // countLocalReply counts a reply the proxy made itself in the frontend's
 // counters, and the backend's once the stream has one (a listen section's
 // own backend side included), bytes included.
+// respRedirect answers with the redirect of an http-response rule in
+// place of the server's response, logged as HAProxy does: LH, no Tr. It
+// says whether the client's connection goes on.
+func (proc *Process) respRedirect(fe, be *proxy, c net.Conn, hc *hconn, si *streamInfo) bool {
+	r := hc.respRedir
+	hc.respRedir = nil
+	si.term = [2]byte{'L', 'H'}
+	si.status, si.gotResp = r.redir.code, false
+	mode := hc.replyConn(hc.reqBody.Done())
+	b := hc.redirectReply(r.redir, &hc.view, mode)
+	b = hc.afterLocal(fe, be, b, si)
+	si.bytesOut = int64(len(b))
+	c.Write(b)
+	si.tt = time.Since(si.accept)
+	si.ta = si.tt
+	si.countLocalReply(si.status)
+	proc.logHTTP(si)
+	return mode != http1.ConnClose
+}
+
 func (si *streamInfo) countLocalReply(status int) {
 	cl := core.HrspClass(status)
 	si.fe.FE.Hrsp[cl].Add(1)

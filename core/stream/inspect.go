@@ -125,10 +125,13 @@ func runContentRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) verdi
 		}
 		switch r.act {
 		case "accept":
+			decided(v, &r.pos)
 			return verdictAccept
 		case "reject":
+			decided(v, &r.pos)
 			return verdictReject
 		case "close":
+			decided(v, &r.pos)
 			return verdictClose
 		case "var":
 			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)

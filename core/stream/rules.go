@@ -80,6 +80,7 @@ type httpRule struct {
 	expr   *sample.SampleExpr // set-src, set-dst and their ports, set-timeout
 	capX   *sample.SampleExpr // capture: the value
 	capID  int                // capture: the slot
+	pos    diag.Pos           // the rule's line, for last_rule_file and last_rule_line
 }
 
 type retHeader struct {
@@ -130,6 +131,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 				if rule.warn != "" {
 					d.Warnf(r.Pos, "%s", rule.warn)
 				}
+				rule.pos = r.Pos
 				p.reqRules = append(p.reqRules, rule)
 			}
 		}
@@ -142,6 +144,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 				if rule.warn != "" {
 					d.Warnf(r.Pos, "%s", rule.warn)
 				}
+				rule.pos = r.Pos
 				p.respRules = append(p.respRules, rule)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"goha/core"
+	"goha/core/diag"
 	"goha/core/sample"
 )
 
@@ -47,7 +48,23 @@ var (
 	_ sample.Streamless   = (*sampleStream)(nil)
 	_ sample.CaptureInfo  = (*sampleStream)(nil)
 	_ sample.UniqueIDInfo = (*sampleStream)(nil)
+	_ sample.RuleInfo     = (*sampleStream)(nil)
 )
+
+func (ss *sampleStream) LastRule() (string, int, bool) {
+	if ss.si.lastRule == nil {
+		return "", 0, false
+	}
+	return ss.si.lastRule.File, ss.si.lastRule.Line, true
+}
+
+// decided records rule pos as the one that decided for the stream v runs
+// rules for.
+func decided(v *sample.Request, pos *diag.Pos) {
+	if ss, ok := v.Stream.(*sampleStream); ok {
+		ss.si.lastRule = pos
+	}
+}
 
 func (ss *sampleStream) Frontend() (string, int) {
 	if ss.si.fe == nil {
