@@ -21,6 +21,7 @@ import (
 var tcpActions = map[string]int{
 	"accept": 0, "reject": 0,
 	"set-var(": 1, "set-var-fmt(": 1, "unset-var(": 0,
+	"set-src": 1, "set-dst": 1, "set-src-port": 1, "set-dst-port": 1,
 }
 
 // TCPRuleArity returns how many words the action and its arguments take.
@@ -70,6 +71,9 @@ func parseTCPRequest(c *kwCtx, args []string) error {
 		if _, err := sample.CompileCond(nil, words[n:], c.p.aclsSoFar); err != nil {
 			return errf("error detected while parsing a 'tcp-request %s' condition : %v.", stage, err)
 		}
+	}
+	if strings.HasPrefix(words[0], "set-") && !strings.Contains(words[0], "(") && n < 2 {
+		return errf("'tcp-request %s %s' : missing fetch method.", stage, words[0])
 	}
 	if strings.HasSuffix(actionKey(words[0]), "(") && !strings.HasSuffix(words[0], ")") {
 		return errf("'tcp-request %s %s' : missing closing ')' after the variable name.", stage, words[0])

@@ -24,14 +24,33 @@ type Request struct {
 	Req    *http1.Head
 	Client net.Addr
 	Local  net.Addr // the address the client connected to; nil if unknown
-	Status int      // the response's status, in response rules
-	Stream Stream   // the stream's proxies and server; nil if unknown
-	Vars   *Vars    // the stream's variables; nil: none can be set
+	// ConnClient and ConnLocal are the client connection's own addresses
+	// (fc_src, fc_dst) when the session's or the stream's differ from
+	// them (a PROXY header, set-src and set-dst rules); nil: Client and
+	// Local.
+	ConnClient, ConnLocal net.Addr
+	Status                int    // the response's status, in response rules
+	Stream                Stream // the stream's proxies and server; nil if unknown
+	Vars                  *Vars  // the stream's variables; nil: none can be set
 
 	buf []byte
 	// Samples kept here rather than on the stack: a sample handed to a
 	// fetch through a function value would escape, and be allocated.
 	iterSmp, lfSmp Sample
+}
+
+func (r *Request) connClient() net.Addr {
+	if r.ConnClient != nil {
+		return r.ConnClient
+	}
+	return r.Client
+}
+
+func (r *Request) connLocal() net.Addr {
+	if r.ConnLocal != nil {
+		return r.ConnLocal
+	}
+	return r.Local
 }
 
 // Stream tells fetches about the stream's frontend, backend and server.

@@ -123,7 +123,9 @@ func (a *varAction) allowed(v *sample.Request, smp, cur *sample.Sample) bool {
 
 // tcpRule is a compiled tcp-request or tcp-response rule.
 type tcpRule struct {
-	act  string // accept, reject, close, var, log-level, mark, tos, noop
+	act  string             // accept, reject, close, var, log-level, mark, tos, noop, addr
+	addr ruleAction         // addr: actSetSrc, actSetDst or their ports
+	expr *sample.SampleExpr // addr: the new address or port
 	v    *varAction
 	val  int // set-log-level's level (as streamInfo.logLevel), set-mark's and set-tos's value
 	cond *sample.Cond
@@ -147,7 +149,13 @@ func (proc *Process) compileTCPRules(p *proxy, named map[string][]*sample.Term, 
 			continue
 		}
 		t := &tcpRule{act: r.Words[0], cond: cond, pos: r.Pos}
-		if k, _, _ := strings.Cut(r.Words[0], "("); k != r.Words[0] {
+		if a, ok := addrActions[r.Words[0]]; ok {
+			t.act, t.addr = "addr", a
+			if t.expr, err = sample.CompileExpr(proc.env, r.Words[1]); err != nil {
+				d.Alertf(r.Pos, "'tcp-request %s %s' : %v.", r.Stage, r.Words[0], err)
+				continue
+			}
+		} else if k, _, _ := strings.Cut(r.Words[0], "("); k != r.Words[0] {
 			t.act = "var"
 			if t.v, err = compileVarAction(proc.env, r.Words[:n]); err != nil {
 				d.Alertf(r.Pos, "'tcp-request %s %s' : %v.", r.Stage, k, err)
@@ -232,9 +240,43 @@ func runTCPRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) bool {
 			return false
 		case "var":
 			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)
+		case "addr":
+			r.setAddr(v, &sc.smp)
 		}
 	}
 	return true
+}
+
+// addrActions are the actions that change the client's or the local
+// address or port.
+var addrActions = map[string]ruleAction{"set-src": actSetSrc, "set-src-port": actSetSrcPort, "set-dst": actSetDst, "set-dst-port": actSetDstPort}
+
+// setAddr runs set-src, set-dst or their ports for v: the addresses of
+// the connection, the session or the stream, as the stage of the rule
+// says, as HAProxy keeps them apart (fc_src against src).
+func (r *tcpRule) setAddr(v *sample.Request, s *sample.Sample) {
+	a, ok := newAddr(r.addr, r.expr, v, s)
+	if !ok {
+		return
+	}
+	src := r.addr == actSetSrc || r.addr == actSetSrcPort
+	if src {
+		v.Client = a
+	} else {
+		v.Local = a
+	}
+	if ss, ok := v.Stream.(*sampleStream); ok {
+		if src {
+			ss.si.client = a
+		}
+		if hc := ss.si.hc; hc != nil {
+			if src {
+				hc.addrs.src = a
+			} else {
+				hc.addrs.dst = a
+			}
+		}
+	}
 }
 
 // setGlobalVars runs the global section's set-var and set-var-fmt lines,

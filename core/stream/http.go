@@ -36,10 +36,11 @@ type hconn struct {
 	reqBody, rsBody http1.Body
 	rwReq, rwResp   http1.Rewriter
 	reqLine         []byte
-	tSent           time.Time // when the request went to the server (Tr counts from it)
-	respRedir       *httpRule // the http-response redirect that replaces the response
-	raw             rawConn   // the client socket with raw reads and writes
-	sess            sessLink  // the exchange's place among its server's sessions
+	tSent           time.Time  // when the request went to the server (Tr counts from it)
+	respRedir       *httpRule  // the http-response redirect that replaces the response
+	cs              *connState // the connection served
+	raw             rawConn    // the client socket with raw reads and writes
+	sess            sessLink   // the exchange's place among its server's sessions
 
 	// shutdown sessions: the exchange's server connection, and whether
 	// an operator killed the exchange (see kill).
@@ -144,12 +145,13 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	hc.ent = &cs.ent
 	hc.priv = &cs.priv
 	hc.vars = &cs.vars
+	hc.cs = cs
 	cs.ent.setHTTP(hc)
 	defer func() {
 		// Off the registry before hc goes back to its pool: a kill
 		// must not reach the connection hc serves next.
 		cs.ent.setHTTP(nil)
-		hc.ent, hc.priv, hc.vars = nil, nil, nil
+		hc.ent, hc.priv, hc.vars, hc.cs = nil, nil, nil, nil
 		hc.view.Clear() // its scratch space stays with the pooled hconn
 		hc.ss = sampleStream{}
 		hc.raw.takeBytes(&fe.FE)
@@ -165,7 +167,7 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	hc.resp.MaxSize = hc.req.MaxSize
 	ctx := ctxStop(proc)
 	var clientIP netip.Addr
-	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+	if ta, ok := cs.src.(*net.TCPAddr); ok {
 		a, _ := netip.AddrFromSlice(ta.IP)
 		clientIP = a.Unmap()
 	}
@@ -298,7 +300,7 @@ func (proc *Process) readRequest(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *
 // httpExchange serves one request. It returns whether the client
 // connection may carry another one.
 func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) (keep, park bool) {
-	hc.si = streamInfo{accept: start, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
+	hc.si = streamInfo{accept: start, client: hc.cs.src, fe: fe, term: [2]byte{'-', '-'}}
 	hc.addrs = connAddrs{}
 	hc.srvTimeout, hc.tunTimeout = 0, 0
 	hc.killed.Store(false)
@@ -309,7 +311,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	// too.
 	view := &hc.view
 	view.Clear()
-	view.Client, view.Local, view.Vars = si.client, c.LocalAddr(), hc.vars
+	hc.cs.view(view)
+	view.Vars = hc.vars
 	hc.ss = newSampleStream(proc, si, hc.ent, hc.raw.Conn, first, shard)
 	view.Stream = &hc.ss
 	si.view = view
@@ -572,7 +575,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			if rerr == errRespRedirect {
 				// The server's response is dropped, its connection too.
 				srv.pool.Done(entry)
-				return proc.respRedirect(fe, be, c, hc, si), false
+				return proc.respRedirect(be, c, hc, si), false
 			}
 			if rerr == errRespRejected {
 				// The client's connection ends without a response, which
@@ -1168,14 +1171,7 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			if keep {
 				cbuf.Discard(hlen)
 			}
-			b := hc.redirectReply(r.redir, view, mode)
-			b = hc.afterLocal(si.fe, px, b, si)
-			si.bytesOut = int64(len(b))
-			c.Write(b)
-			si.tt = time.Since(si.accept)
-			si.ta = si.tt
-			si.countLocalReply(si.status)
-			proc.logHTTP(si)
+			proc.sendRedirect(px, c, hc, r, view, mode, si)
 			return true, keep
 		case actDeny, actReturn, actTarpit, actAuth:
 			si.lastRule = &r.pos
@@ -1285,21 +1281,27 @@ func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.Co
 // respRedirect answers with the redirect of an http-response rule in
 // place of the server's response, logged as HAProxy does: LH, no Tr. It
 // says whether the client's connection goes on.
-func (proc *Process) respRedirect(fe, be *proxy, c net.Conn, hc *hconn, si *streamInfo) bool {
+func (proc *Process) respRedirect(be *proxy, c net.Conn, hc *hconn, si *streamInfo) bool {
 	r := hc.respRedir
 	hc.respRedir = nil
 	si.term = [2]byte{'L', 'H'}
 	si.status, si.gotResp = r.redir.code, false
 	mode := hc.replyConn(hc.reqBody.Done())
-	b := hc.redirectReply(r.redir, &hc.view, mode)
-	b = hc.afterLocal(fe, be, b, si)
+	proc.sendRedirect(be, c, hc, r, &hc.view, mode, si)
+	return mode != http1.ConnClose
+}
+
+// sendRedirect sends the reply of redirect rule r of px, then counts and
+// logs the exchange.
+func (proc *Process) sendRedirect(px *proxy, c net.Conn, hc *hconn, r *httpRule, v *sample.Request, mode http1.ConnValue, si *streamInfo) {
+	b := hc.redirectReply(r.redir, v, mode)
+	b = hc.afterLocal(si.fe, px, b, si)
 	si.bytesOut = int64(len(b))
 	c.Write(b)
 	si.tt = time.Since(si.accept)
 	si.ta = si.tt
 	si.countLocalReply(si.status)
 	proc.logHTTP(si)
-	return mode != http1.ConnClose
 }
 
 func (si *streamInfo) countLocalReply(status int) {

@@ -135,6 +135,8 @@ func runContentRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) verdi
 			return verdictClose
 		case "var":
 			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)
+		case "addr":
+			r.setAddr(v, &sc.smp)
 		case "log-level", "mark", "tos":
 			if ss, ok := v.Stream.(*sampleStream); ok {
 				ss.applyTCP(r)

@@ -104,12 +104,14 @@ func (p *proxy) connectTimeout() time.Duration {
 // serveTCP forwards a tcp-mode connection to a server of the default
 // backend, both ways, with half-close. ent is the stream's place in show
 // sess.
-func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, ent *streamEntry, vars *sample.Vars) {
+func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, cs *connState) {
 	defer c.Close()
-	si := &streamInfo{accept: now, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
+	ent := &cs.ent
+	si := &streamInfo{accept: now, client: cs.src, fe: fe, term: [2]byte{'-', '-'}}
 	be := fe.defBE
 	ss := newSampleStream(proc, si, ent, c, true, shard)
-	view := &sample.Request{Client: si.client, Local: c.LocalAddr(), Vars: vars, Stream: &ss}
+	view := &sample.Request{Vars: &cs.vars, Stream: &ss}
+	cs.view(view)
 	si.view = view
 	var rs ruleScratch
 	in := &inspection{}
@@ -148,7 +150,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	}()
 	key := lb.Key{Shard: shard}
 	if be.rt.bal.NeedsKey() {
-		key.Hash, key.HasHash = sourceHash(c.RemoteAddr(), be.rt.hash), true
+		key.Hash, key.HasHash = sourceHash(si.client, be.rt.hash), true
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
