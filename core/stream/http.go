@@ -893,7 +893,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 		gen := srv.pool.Gen()
 		t0 := time.Now()
 		countAttempt(be, srv)
-		nc, _, err := srv.dialServer(ctx, client, be.connectTimeout(), sni)
+		nc, _, err := srv.dialServer(ctx, client, si.client, si.view.Local, be.connectTimeout(), sni)
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.observe(check.EventL4OK)
