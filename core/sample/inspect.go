@@ -40,6 +40,11 @@ func (t *Term) mayChange(found bool) bool {
 		return true
 	case "req.len", "req_len", "res.len":
 		return true
+	case "req.payload", "res.payload":
+		// A length of 0 reads all the bytes there are, which may grow.
+		if len(t.expr.args) == 2 && t.expr.args[1].I == 0 {
+			return true
+		}
 	}
 	return !found && (f.Need == NeedReqBuf || f.Need == NeedResBuf)
 }
