@@ -12,29 +12,15 @@ import (
 // inspectServer is a server that reports, for each connection, all it
 // read up to the client's end of stream.
 func inspectServer(t *testing.T) (addr string, got chan string, accepted chan struct{}) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	got = make(chan string, 4)
 	accepted = make(chan struct{}, 4)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- struct{}{}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(unitWait))
-				b, _ := io.ReadAll(c)
-				got <- string(b)
-			}()
-		}
-	}()
-	return ln.Addr().String(), got, accepted
+	addr = unitServer(t, func(c net.Conn) {
+		accepted <- struct{}{}
+		c.SetDeadline(time.Now().Add(unitWait))
+		b, _ := io.ReadAll(c)
+		got <- string(b)
+	})
+	return addr, got, accepted
 }
 
 func inspectProc(t *testing.T, delay, a, b string) *Process {
@@ -172,29 +158,14 @@ backend b
 // pieceServer writes pieces to each connection, a little apart, then
 // closes it.
 func pieceServer(t *testing.T, pieces ...string) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	return unitServer(t, func(c net.Conn) {
+		for _, p := range pieces {
+			if _, err := io.WriteString(c, p); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				for _, p := range pieces {
-					if _, err := io.WriteString(c, p); err != nil {
-						return
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
-			}()
+			time.Sleep(10 * time.Millisecond)
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 func respInspectProc(t *testing.T, srv string) *Process {

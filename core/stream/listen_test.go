@@ -255,6 +255,13 @@ func refused(addr string) bool {
 // its client has; its connections close when the test ends.
 func unitEcho(t *testing.T) string {
 	t.Helper()
+	return unitServer(t, func(c net.Conn) { io.Copy(c, c) })
+}
+
+// unitServer is a TCP origin that runs handle on each connection, then
+// closes it; it stops listening when the test ends.
+func unitServer(t *testing.T, handle func(net.Conn)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +275,7 @@ func unitEcho(t *testing.T) string {
 			}
 			go func() {
 				defer c.Close()
-				io.Copy(c, c)
+				handle(c)
 			}()
 		}
 	}()
