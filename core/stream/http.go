@@ -302,6 +302,9 @@ func (proc *Process) readRequest(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *
 func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) (keep, park bool) {
 	hc.si = streamInfo{accept: start, client: hc.cs.src, fe: fe, term: [2]byte{'-', '-'}}
 	hc.addrs = connAddrs{}
+	if hc.cs.dstMoved {
+		hc.addrs.dst = hc.cs.dst
+	}
 	hc.srvTimeout, hc.tunTimeout = 0, 0
 	hc.killed.Store(false)
 	hc.abort.Store(abortIdle)

@@ -205,3 +205,24 @@ func TestInspectResponseReject(t *testing.T) {
 		t.Fatalf("frontend dresp %d, want 1", n)
 	}
 }
+
+// A server without a port takes the stream's destination port, which a
+// session rule moved.
+func TestSessionSetDstPort(t *testing.T) {
+	echo := unitEcho(t)
+	_, port, _ := net.SplitHostPort(echo)
+	proc := unitProc(t, unitTCPConf+`
+frontend fe
+    bind @BIND@
+    tcp-request session set-dst-port int(`+port+`)
+    default_backend be
+backend be
+    server s1 127.0.0.1
+`)
+	c := dialFE(t, proc)
+	io.WriteString(c, "ping")
+	b := make([]byte, 4)
+	if _, err := io.ReadFull(c, b); err != nil || string(b) != "ping" {
+		t.Fatalf("read %q, %v; want the echo", b, err)
+	}
+}

@@ -463,6 +463,7 @@ type connState struct {
 	// fcDst the connection's (what tcp-request connection rules set).
 	src, dst     net.Addr
 	fcSrc, fcDst net.Addr
+	dstMoved     bool // a rule changed dst: a transparent backend goes there
 }
 
 // view starts the sample view of a stream of the session.
@@ -482,6 +483,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 	vars := sample.Vars{Proc: proc.procVars}
 	// The connection's addresses, as its rules may change them.
 	fcSrc, fcDst := c.RemoteAddr(), c.LocalAddr()
+	dstMoved := false
 	if len(fe.tcp.conn) > 0 {
 		// Before any handshake (PROXY header, TLS), as in HAProxy.
 		v := &sample.Request{Client: fcSrc, Local: fcDst, Vars: &vars}
@@ -491,6 +493,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 			proc.endConn(&connState{l: l, c: c, shard: shard, start: now})
 			return
 		}
+		dstMoved = v.Local != fcDst
 		fcSrc, fcDst = v.Client, v.Local
 	}
 	src, dst := fcSrc, fcDst
@@ -521,7 +524,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 	if l.bind.TLS() != nil {
 		c = tls.Server(c, l.bind.TLS())
 	}
-	cs := &connState{l: l, c: c, shard: shard, start: now, vars: vars, src: src, dst: dst, fcSrc: fcSrc, fcDst: fcDst}
+	cs := &connState{l: l, c: c, shard: shard, start: now, vars: vars, src: src, dst: dst, fcSrc: fcSrc, fcDst: fcDst, dstMoved: dstMoved}
 	if len(fe.tcp.sess) > 0 {
 		v := &sample.Request{Vars: &cs.vars}
 		cs.view(v)
@@ -531,6 +534,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 			proc.endConn(cs)
 			return
 		}
+		cs.dstMoved = cs.dstMoved || v.Local != cs.dst
 		cs.src, cs.dst = v.Client, v.Local
 	}
 	// Listed once any PROXY header is read, as HAProxy's stream begins

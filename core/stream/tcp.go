@@ -157,7 +157,12 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, c
 	stop := context.AfterFunc(ctxStop(proc), cancel)
 	defer stop()
 	ent.setTCP(cancel, nil)
-	sc, srv, err := proc.connectServer(ctx, be, key, c, si)
+	client := c
+	if cs.dstMoved || view.Local != cs.dst {
+		// set-dst rules move a transparent backend's destination.
+		client = dstConn{c, view.Local}
+	}
+	sc, srv, err := proc.connectServer(ctx, be, key, client, si)
 	if err != nil {
 		// What the client sent counts as received, as HAProxy's request
 		// channel counts it (dontlognull looks at it).
