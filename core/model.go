@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"goha/core/config"
 	"goha/core/sample"
+	"goha/core/stick"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -142,8 +143,10 @@ type Proxy struct {
 
 	Binds          []*Bind
 	DefaultBackend string
-	DefBE          *Proxy      // resolved DefaultBackend
-	Dispatch       *ServerAddr // `dispatch` address; nil when unset or ignored
+	DefBE          *Proxy        // resolved DefaultBackend
+	Dispatch       *ServerAddr   // `dispatch` address; nil when unset or ignored
+	StickTable     *stick.Config // the proxy's stick-table; nil: none
+	StickRules     []StickRuleDef
 	UseBackends    []*UseBackend
 	ACLs           []*ACLDef
 	HTTPReqRules   []LineDef
@@ -572,9 +575,10 @@ type Global struct {
 
 // PeersSection is a parsed `peers` section.
 type PeersSection struct {
-	Name  string
-	Local string   // the local peer's address, "" when none
-	Peers []string // remote peers with an address
+	Name   string
+	Local  string          // the local peer's address, "" when none
+	Peers  []string        // remote peers with an address
+	Tables []*stick.Config // its table lines, named <section>/<table>
 }
 
 // logState is a configuration's logging machinery.

@@ -56,17 +56,34 @@ func parsePeersSection(b *builder, s *config.Section) {
 				} else {
 					ps.Peers = append(ps.Peers, w[2])
 				}
+			} else if w[1] == b.localPeer {
+				// The local peer's address is the section's bind line.
+				hasLocal = true
 			}
 		case "bind":
+			if len(w) > 1 && ps.Local == "" {
+				ps.Local = w[1]
+			}
 			if len(w) > 2 {
 				if kw := unknownBindParam(w[2:]); kw != "" {
 					b.d.Alertf(ln.Pos, "'bind %s' in section 'peers': unknown keyword '%s'.", w[1], kw)
 				}
 			}
 		case "table":
-			if err := checkPeersTable(w[1:]); err != nil {
-				b.report(ln.Pos, err)
+			if len(w) < 2 {
+				b.d.Alertf(ln.Pos, "table: ID not provided.")
+				continue
 			}
+			t, warn, err := parseStickTable("table", s.Name+"/"+w[1], w[2:], true)
+			if err != nil {
+				b.report(ln.Pos, err)
+				continue
+			}
+			if warn != nil {
+				b.report(ln.Pos, warn)
+			}
+			t.Peers = s.Name
+			ps.Tables = append(ps.Tables, t)
 		case "log":
 			if _, err := ring.ParseLogArgs(w[1:], false); err != nil {
 				b.report(ln.Pos, logErr(err))
@@ -91,25 +108,4 @@ func parsePeersSection(b *builder, s *config.Section) {
 // server keyword, as HAProxy parses them as a server's.
 func (b *builder) checkPeerParams(ln config.Line, name string, params []string) bool {
 	return b.checkServerParams(ln, b.localPeer, name, params)
-}
-
-// checkPeersTable refuses what a peers section's table line does not know:
-// table <name> type <type> [len <n>] size <size> [expire <t>] [nopurge]
-// [store <data>,...].
-func checkPeersTable(args []string) error {
-	size := false
-	for i := 1; i < len(args); i++ {
-		size = size || args[i] == "size"
-		switch args[i] {
-		case "type", "size", "expire", "store", "len", "peers":
-			i++
-		case "nopurge":
-		default:
-			return errf("table: unknown argument '%s'.", args[i])
-		}
-	}
-	if !size {
-		return errf("table: missing size.")
-	}
-	return nil
 }

@@ -25,7 +25,12 @@ var tcpActions = map[string]int{
 }
 
 // TCPRuleArity returns how many words the action and its arguments take.
-func TCPRuleArity(words []string) (int, bool) { return tableArity(tcpActions, words) }
+func TCPRuleArity(words []string) (int, bool) {
+	if f, ok := tcpArity[actionKey(words[0])]; ok {
+		return min(1+f(words[1:]), len(words)), true
+	}
+	return tableArity(tcpActions, words)
+}
 
 // tableArity reads the arity of words' action in table.
 func tableArity(table map[string]int, words []string) (int, bool) {

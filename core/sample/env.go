@@ -12,6 +12,12 @@ type Env struct {
 	// http_auth and http_auth_group. Nil leaves the names unresolved
 	// (a configuration still being read); the process always sets it.
 	Userlists map[string]Userlist
+	// Tables are the configuration's stick tables; nil leaves table
+	// arguments unresolved (a configuration still being read). Proxy is
+	// the proxy whose expressions are compiled: its table is the one a
+	// fetch uses when it names none.
+	Tables TableSet
+	Proxy  string
 	// Pos is where the expression being compiled is written: HAProxy
 	// names the map and pattern references it creates after it.
 	Pos diag.Pos

@@ -62,6 +62,9 @@ func ParseExpr(env *Env, s string) (*SampleExpr, int, error) {
 		return nil, 0, fmt.Errorf("fetch method '%s' : %v", name, err)
 	}
 	i += n
+	if f.PadArgs && len(args) >= f.Min && len(args) < f.Max {
+		args = append(args, make([]Arg, f.Max-len(args))...)
+	}
 	if args, err = checkArgs(env, args, f.Min, f.Max, f.Check, s[i-n:], n > 0); err != nil {
 		if _, ok := asRef(err); ok {
 			return nil, 0, err

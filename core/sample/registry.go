@@ -165,6 +165,10 @@ type Fetch struct {
 	Min, Max int // number of arguments; Max -1: any
 	Out      Type
 	Need     Need
+	// PadArgs gives Check the optional arguments left out, empty, so
+	// that it can compile their defaults (a src_* fetch's table is its
+	// proxy's).
+	PadArgs bool
 	// Check validates and compiles the arguments, in HAProxy's words.
 	Check func(env *Env, a []Arg) error
 	Fn    func(r *Request, a []Arg, s *Sample) bool

@@ -123,10 +123,11 @@ func (a *varAction) allowed(v *sample.Request, smp, cur *sample.Sample) bool {
 
 // tcpRule is a compiled tcp-request or tcp-response rule.
 type tcpRule struct {
-	act  string             // accept, reject, close, var, log-level, mark, tos, noop, addr
+	act  string             // accept, reject, close, var, stick, log-level, mark, tos, noop, addr
 	addr ruleAction         // addr: actSetSrc, actSetDst or their ports
 	expr *sample.SampleExpr // addr: the new address or port
 	v    *varAction
+	sa   *stickAction
 	val  int // set-log-level's level (as streamInfo.logLevel), set-mark's and set-tos's value
 	cond *sample.Cond
 	pos  diag.Pos
@@ -149,7 +150,14 @@ func (proc *Process) compileTCPRules(p *proxy, named map[string][]*sample.Term, 
 			continue
 		}
 		t := &tcpRule{act: r.Words[0], cond: cond, pos: r.Pos}
-		if a, ok := addrActions[r.Words[0]]; ok {
+		sa, ok, err := compileStickAction(proc.env, r.Words[:n])
+		if err != nil {
+			d.Alertf(r.Pos, "'tcp-request %s %s' : %v", r.Stage, r.Words[0], err)
+			continue
+		}
+		if ok {
+			t.act, t.sa = "stick", sa
+		} else if a, ok := addrActions[r.Words[0]]; ok {
 			t.act, t.addr = "addr", a
 			if t.expr, err = sample.CompileExpr(proc.env, r.Words[1]); err != nil {
 				d.Alertf(r.Pos, "'tcp-request %s %s' : %v.", r.Stage, r.Words[0], err)
@@ -222,6 +230,11 @@ func compileTCPRespAction(env *sample.Env, args []string) (*tcpRule, error) {
 type ruleScratch struct {
 	smp, cur sample.Sample
 	buf      []byte
+	// tr is what the stream's stick counters are, and trackIn where its
+	// track-sc rules track: the session's counters in connection and
+	// session rules, the stream's in content rules. nil: no tracking.
+	tr      *tracking
+	trackIn *stkCounters
 }
 
 // runTCPRules runs rules for v: false when one rejects. An accept ends
@@ -242,6 +255,8 @@ func runTCPRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) bool {
 			r.v.apply(v, &sc.smp, &sc.cur, &sc.buf)
 		case "addr":
 			r.setAddr(v, &sc.smp)
+		case "stick":
+			sc.stick(r.sa, v)
 		}
 	}
 	return true
@@ -276,6 +291,13 @@ func (r *tcpRule) setAddr(v *sample.Request, s *sample.Sample) {
 				hc.addrs.dst = a
 			}
 		}
+	}
+}
+
+// stick runs a stick-table action of a tcp-request rule.
+func (sc *ruleScratch) stick(a *stickAction, v *sample.Request) {
+	if sc.tr != nil {
+		a.run(v, sc.tr, sc.trackIn, &sc.smp, false, 0)
 	}
 }
 

@@ -122,6 +122,9 @@ func (hc *hconn) applyOther(r *httpRule, v *sample.Request) {
 		setClientSockopt(hc.raw.Conn, unix.IPPROTO_IP, unix.IP_TOS, r.status)
 	case actEarlyHint:
 		hc.earlyHint(r, v)
+	case actStick:
+		// An http-request rule runs before any response (Status 0).
+		r.sa.run(v, &hc.track, &hc.track.strm, &hc.rs.smp, v.Status == 0, v.Status)
 	}
 }
 

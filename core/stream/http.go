@@ -5,6 +5,7 @@ import (
 	"errors"
 	"goha/core"
 	"goha/core/sample"
+	"goha/core/stick"
 	"io"
 	"net"
 	"net/netip"
@@ -71,8 +72,14 @@ type hconn struct {
 	// like priv); view is what rules and expressions read, kept here so
 	// that its scratch space is reused; rs is the rules' scratch.
 	vars *sample.Vars
-	view sample.Request
-	rs   ruleScratch
+	// track is the exchange's stick counters; its sess is the
+	// connection's (connState.trk).
+	track tracking
+	// stores are the keys stick store rules took, recorded with the
+	// server once it answers.
+	stores []pendingStore
+	view   sample.Request
+	rs     ruleScratch
 	// addrs are the exchange's addresses as set-src and set-dst left
 	// them; srvTimeout and tunTimeout are set-timeout's, 0 when unset.
 	addrs                  connAddrs
@@ -146,12 +153,14 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	hc.priv = &cs.priv
 	hc.vars = &cs.vars
 	hc.cs = cs
+	hc.track.sess = &cs.trk
 	cs.ent.setHTTP(hc)
 	defer func() {
 		// Off the registry before hc goes back to its pool: a kill
 		// must not reach the connection hc serves next.
 		cs.ent.setHTTP(nil)
 		hc.ent, hc.priv, hc.vars, hc.cs = nil, nil, nil, nil
+		hc.track = tracking{}
 		hc.view.Clear() // its scratch space stays with the pooled hconn
 		hc.ss = sampleStream{}
 		hc.raw.takeBytes(&fe.FE)
@@ -317,10 +326,20 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	hc.cs.view(view)
 	view.Vars = hc.vars
 	hc.ss = newSampleStream(proc, si, hc.ent, hc.raw.Conn, first, shard)
+	hc.ss.trk = &hc.track
+	hc.rs.tr, hc.rs.trackIn = &hc.track, &hc.track.strm
 	view.Stream = &hc.ss
 	si.view = view
 	hlen, ok, park := proc.readRequest(fe, c, cbuf, hc, first, si)
 	if !ok {
+		// HAProxy's stream for a connection's first request exists
+		// from the start: a request that never came whole (closed,
+		// timed out, refused as malformed) counts in what the
+		// connection tracks; the wait for a later one does not.
+		if !park && (first || si.term[0] != '-') {
+			hc.track.count(stick.HTTPReqCnt, stick.HTTPReqRate, 1)
+			hc.endTracking(si)
+		}
 		return false, park
 	}
 	req := &hc.req
@@ -338,6 +357,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	hc.reqLine = appendReqLine(hc.reqLine[:0], req)
 	si.reqLine = hc.reqLine
 	fe.FE.Request(now)
+	// The request counts in what the connection tracks; entries its
+	// rules track count it as they start.
+	hc.track.count(stick.HTTPReqCnt, stick.HTTPReqRate, 1)
+	defer hc.endTracking(si)
 	view.Head = req
 	// The frontend's header captures, before any rule changes the head.
 	hc.caps.reset(fe)
@@ -401,6 +424,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	}
 	if direct == nil && len(be.useSrv) > 0 {
 		direct = hc.useServer(be)
+	}
+	hc.stores = hc.stores[:0]
+	if len(be.stickRules) > 0 {
+		direct, hc.stores = stickRequest(be, view, &hc.rs.smp, direct, hc.stores)
 	}
 
 	// Outgoing request head.
@@ -555,6 +582,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			if rerr == nil {
 				_ = status
 				end := time.Now()
+				if len(hc.stores) > 0 {
+					hc.stores = commitStores(hc.stores, srv)
+				}
 				if keepSrv && !srv.DynamicSNI() && hc.keepServerConn() {
 					sc.idleAt = end
 					// An idle connection holds no buffer: the next
@@ -1042,6 +1072,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 			srv.Counters.Dresp.Add(1)
 			return 0, false, errors.New("core: response denied")
 		}
+	}
+	if len(be.stickRules) > 0 {
+		hc.stores = stickResponse(be, view, &hc.rs.smp, hc.stores)
 	}
 	if st := hc.afterResponse(fe, be, resp, view); st != 0 {
 		si.status = st

@@ -141,6 +141,8 @@ func runContentRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) verdi
 			if ss, ok := v.Stream.(*sampleStream); ok {
 				ss.applyTCP(r)
 			}
+		case "stick":
+			sc.stick(r.sa, v)
 		}
 	}
 	return verdictAccept

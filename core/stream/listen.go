@@ -463,7 +463,8 @@ type connState struct {
 	// fcDst the connection's (what tcp-request connection rules set).
 	src, dst     net.Addr
 	fcSrc, fcDst net.Addr
-	dstMoved     bool // a rule changed dst: a transparent backend goes there
+	dstMoved     bool        // a rule changed dst: a transparent backend goes there
+	trk          stkCounters // what the session tracks (tcp-request connection and session rules)
 }
 
 // view starts the sample view of a stream of the session.
@@ -484,13 +485,14 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 	// The connection's addresses, as its rules may change them.
 	fcSrc, fcDst := c.RemoteAddr(), c.LocalAddr()
 	dstMoved := false
+	var trk stkCounters
 	if len(fe.tcp.conn) > 0 {
 		// Before any handshake (PROXY header, TLS), as in HAProxy.
 		v := &sample.Request{Client: fcSrc, Local: fcDst, Vars: &vars}
-		var sc ruleScratch
+		sc := ruleScratch{tr: &tracking{sess: &trk}, trackIn: &trk}
 		if !runTCPRules(fe.tcp.conn, v, &sc) {
 			fe.FE.Dcon.Add(1)
-			proc.endConn(&connState{l: l, c: c, shard: shard, start: now})
+			proc.endConn(&connState{l: l, c: c, shard: shard, start: now, trk: trk})
 			return
 		}
 		dstMoved = v.Local != fcDst
@@ -505,7 +507,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 		}
 		pc, err := readProxyHeader(c)
 		if err != nil {
-			proc.endConn(&connState{l: l, c: c, shard: shard, start: now})
+			proc.endConn(&connState{l: l, c: c, shard: shard, start: now, trk: trk})
 			return
 		}
 		c.SetReadDeadline(time.Time{})
@@ -524,11 +526,11 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 	if l.bind.TLS() != nil {
 		c = tls.Server(c, l.bind.TLS())
 	}
-	cs := &connState{l: l, c: c, shard: shard, start: now, vars: vars, src: src, dst: dst, fcSrc: fcSrc, fcDst: fcDst, dstMoved: dstMoved}
+	cs := &connState{l: l, c: c, shard: shard, start: now, vars: vars, src: src, dst: dst, fcSrc: fcSrc, fcDst: fcDst, dstMoved: dstMoved, trk: trk}
 	if len(fe.tcp.sess) > 0 {
 		v := &sample.Request{Vars: &cs.vars}
 		cs.view(v)
-		var sc ruleScratch
+		sc := ruleScratch{tr: &tracking{sess: &cs.trk}, trackIn: &cs.trk}
 		if !runTCPRules(fe.tcp.sess, v, &sc) {
 			fe.FE.Dses.Add(1)
 			proc.endConn(cs)
@@ -537,6 +539,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 		cs.dstMoved = cs.dstMoved || v.Local != cs.dst
 		cs.src, cs.dst = v.Client, v.Local
 	}
+	cs.trk.countSession()
 	// Listed once any PROXY header is read, as HAProxy's stream begins
 	// after it; an HTTP connection first waits for a request, a tcp
 	// stream goes to its server at once.
@@ -565,6 +568,7 @@ func (proc *Process) runHTTP(cs *connState) {
 
 // endConn releases what serveConn counted.
 func (proc *Process) endConn(cs *connState) {
+	cs.trk.release()
 	cs.ent.remove()
 	cs.priv.close()
 	cs.c.Close()

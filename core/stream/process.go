@@ -8,6 +8,7 @@ import (
 	"goha/core/http1"
 	"goha/core/pool"
 	"goha/core/sample"
+	"goha/core/stick"
 	"goha/ring"
 	"io"
 	"os"
@@ -19,7 +20,9 @@ import (
 // Process is a running configuration: the proxies serving traffic and the
 // state the runtime API reads and changes.
 type Process struct {
-	Conf    *core.Config
+	Conf *core.Config
+	// tables are the stick tables by name; made by New, read-only after.
+	tables  map[string]*stick.Table
 	Start   time.Time
 	PID     int
 	Threads int
@@ -108,6 +111,7 @@ func New(cfg *core.Config) *Process {
 	for _, p := range proc.proxies {
 		p.defBE = proc.proxyOf(p.DefBE)
 	}
+	proc.makeTables()
 	return proc
 }
 
@@ -197,8 +201,9 @@ type proxy struct {
 	defBE      *proxy
 	reqRules   []*httpRule
 	respRules  []*httpRule
-	afterRules []*httpRule // http-after-response
-	tcp        tcpRules    // tcp-request rules
+	afterRules []*httpRule  // http-after-response
+	tcp        tcpRules     // tcp-request rules
+	stickRules []*stickRule // stick on|match|store-*, backend side
 	errReply   map[int]*http1.Reply
 	errDyn     map[int]*httpRule // http-error pages built per request
 	logFmt     *logFormat        // nil: the httplog or tcplog fast paths

@@ -51,6 +51,7 @@ const (
 	actTarpit
 	actAuth
 	actCapture
+	actStick // track-sc*, sc-inc-gpc*, sc-set-gpt* (stick.go)
 )
 
 // httpRule is a compiled http-request or http-response rule.
@@ -80,6 +81,7 @@ type httpRule struct {
 	expr   *sample.SampleExpr // set-src, set-dst and their ports, set-timeout
 	capX   *sample.SampleExpr // capture: the value
 	capID  int                // capture: the slot
+	sa     *stickAction       // stick-table actions
 	pos    diag.Pos           // the rule's line, for last_rule_file and last_rule_line
 }
 
@@ -92,6 +94,8 @@ type retHeader struct {
 // files of every proxy, reporting problems at their lines.
 func (proc *Process) compileHTTP(d *diag.Collector) {
 	for _, p := range proc.proxies {
+		// Table arguments name this proxy's table when they name none.
+		proc.env.Proxy = p.Name
 		named := map[string][]*sample.Term{}
 		for _, a := range p.ACLs {
 			t, err := sample.CompileACL(proc.envAt(a.Pos), a.Words)
@@ -159,6 +163,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 		}
 		proc.compileTCPRules(p, named, d)
 		proc.compileRouting(p, named, d)
+		proc.compileStickRules(p, named, d)
 		proc.compileErrors(p, named, d)
 		proc.finishAuth(p, d)
 	}
@@ -231,6 +236,12 @@ func compileRule(env *sample.Env, words []string, named map[string][]*sample.Ter
 		ok, err := compileMore(env, r, args, resp)
 		if err != nil {
 			return nil, err
+		}
+		if !ok {
+			if r.sa, ok, err = compileStickAction(env, args); err != nil {
+				return nil, err
+			}
+			r.act = actStick
 		}
 		if !ok {
 			return nil, core.UnknownAction(args[0])

@@ -26,6 +26,7 @@ type sampleStream struct {
 	first bool         // the first request of its connection
 	shard int
 	insp  *inspection // the client's bytes under tcp-request content inspection; nil if none
+	trk   *tracking   // the stick counters the stream updates; nil if none
 	// resInsp is the server's bytes under tcp-response content
 	// inspection; nil if none.
 	resInsp *inspection
@@ -40,15 +41,16 @@ func newSampleStream(proc *Process, si *streamInfo, ent *streamEntry, conn net.C
 }
 
 var (
-	_ sample.Stream       = (*sampleStream)(nil)
-	_ sample.ProxyInfo    = (*sampleStream)(nil)
-	_ sample.TxnInfo      = (*sampleStream)(nil)
-	_ sample.ConnInfo     = (*sampleStream)(nil)
-	_ sample.TLSInfo      = (*sampleStream)(nil)
-	_ sample.Streamless   = (*sampleStream)(nil)
-	_ sample.CaptureInfo  = (*sampleStream)(nil)
-	_ sample.UniqueIDInfo = (*sampleStream)(nil)
-	_ sample.RuleInfo     = (*sampleStream)(nil)
+	_ sample.Stream        = (*sampleStream)(nil)
+	_ sample.ProxyInfo     = (*sampleStream)(nil)
+	_ sample.TxnInfo       = (*sampleStream)(nil)
+	_ sample.ConnInfo      = (*sampleStream)(nil)
+	_ sample.TLSInfo       = (*sampleStream)(nil)
+	_ sample.Streamless    = (*sampleStream)(nil)
+	_ sample.CaptureInfo   = (*sampleStream)(nil)
+	_ sample.UniqueIDInfo  = (*sampleStream)(nil)
+	_ sample.StickCounters = (*sampleStream)(nil)
+	_ sample.RuleInfo      = (*sampleStream)(nil)
 )
 
 func (ss *sampleStream) LastRule() (string, int, bool) {

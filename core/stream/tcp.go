@@ -21,11 +21,11 @@ var copyBufs = newCountedPool("tunnel_buf", 16384, func() *[]byte { b := make([]
 
 // connectServer assigns a server and opens a connection to it, with
 // retries and redispatch as the backend's settings say.
-func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, client net.Conn, si *streamInfo) (net.Conn, *server, error) {
+func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, want *server, client net.Conn, si *streamInfo) (net.Conn, *server, error) {
 	var avoid *server
 	tries := be.Retries
 	for attempt := 0; ; attempt++ {
-		srv, qt, err := be.pick(ctx, key, avoid)
+		srv, qt, err := be.pickFor(ctx, key, avoid, want)
 		si.tw += qt
 		if err != nil {
 			return nil, nil, err
@@ -64,7 +64,7 @@ func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, c
 		// HAProxy redispatches on the last retry when option redispatch
 		// is set; otherwise it insists on the same server.
 		if be.Redispatch && attempt == tries-1 {
-			avoid = srv
+			avoid, want = srv, nil
 			si.redisp = true
 			be.BE.Wredis.Add(1)
 			srv.Counters.Wredis.Add(1)
@@ -110,10 +110,13 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, c
 	si := &streamInfo{accept: now, client: cs.src, fe: fe, term: [2]byte{'-', '-'}}
 	be := fe.defBE
 	ss := newSampleStream(proc, si, ent, c, true, shard)
+	tr := tracking{sess: &cs.trk}
+	ss.trk = &tr
+	defer func() { tr.endStream(si.bytesIn, si.bytesOut) }()
 	view := &sample.Request{Vars: &cs.vars, Stream: &ss}
 	cs.view(view)
 	si.view = view
-	var rs ruleScratch
+	rs := ruleScratch{tr: &tr, trackIn: &tr.strm}
 	in := &inspection{}
 	ss.insp = in
 	if len(fe.tcp.content) > 0 && !proc.inspect(c, in, fe.tcp.content, fe.InspectDelay, view, &rs) {
@@ -157,12 +160,22 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, c
 	stop := context.AfterFunc(ctxStop(proc), cancel)
 	defer stop()
 	ent.setTCP(cancel, nil)
+	var want *server
+	var stores []pendingStore
+	if len(be.stickRules) > 0 {
+		want, stores = stickRequest(be, view, &rs.smp, nil, nil)
+	}
 	client := c
 	if cs.dstMoved || view.Local != cs.dst {
 		// set-dst rules move a transparent backend's destination.
 		client = dstConn{c, view.Local}
 	}
-	sc, srv, err := proc.connectServer(ctx, be, key, client, si)
+	sc, srv, err := proc.connectServer(ctx, be, key, want, client, si)
+	if err == nil && len(stores) > 0 {
+		// A tcp stream has no response to wait for: its server is
+		// recorded once connected.
+		commitStores(stores, srv)
+	}
 	if err != nil {
 		// What the client sent counts as received, as HAProxy's request
 		// channel counts it (dontlognull looks at it).
