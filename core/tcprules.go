@@ -71,14 +71,19 @@ func parseTCPRequest(c *kwCtx, args []string) error {
 	}
 	if n < len(words) {
 		if w := words[n]; w != "if" && w != "unless" {
-			return errf("'tcp-request %s %s' expects either 'if' or 'unless' followed by a condition but found '%s'.", stage, words[0], w)
+			return errf("'tcp-request %s %s' only accepts 'if' or 'unless', in %s '%s' (got '%s')", stage, words[0], CapName(c.p.Cap), c.p.Name, w)
 		}
 		if _, err := sample.CompileCond(nil, words[n:], c.p.aclsSoFar); err != nil {
 			return errf("error detected while parsing a 'tcp-request %s' condition : %v.", stage, err)
 		}
 	}
-	if strings.HasPrefix(words[0], "set-") && !strings.Contains(words[0], "(") && n < 2 {
-		return errf("'tcp-request %s %s' : missing fetch method.", stage, words[0])
+	if strings.HasPrefix(words[0], "set-") && !strings.Contains(words[0], "(") {
+		if n < 2 {
+			return errf("missing fetch method")
+		}
+		if _, err := sample.CompileExpr(nil, words[1]); err != nil {
+			return errf("%s", strings.TrimSuffix(err.Error(), "."))
+		}
 	}
 	if strings.HasSuffix(actionKey(words[0]), "(") && !strings.HasSuffix(words[0], ")") {
 		return errf("'tcp-request %s %s' : missing closing ')' after the variable name.", stage, words[0])
