@@ -622,6 +622,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				proc.logHTTP(si)
 				return false, false
 			}
+			if rerr == errRespClosed {
+				// As HAProxy logs it: no response from the server.
+				si.gotResp = false
+			}
 			if si.logged {
 				// Logged before its last write, which failed: the client
 				// went away with the whole response sent to its socket.
@@ -856,6 +860,9 @@ var (
 	errClientGone = errors.New("core: client closed")
 	// errRespRedirect is a response an http-response redirect replaces.
 	errRespRedirect = errors.New("core: response redirected")
+	// errRespClosed is a response whose server side a tcp-response
+	// content close shut.
+	errRespClosed = errors.New("core: response closed")
 	// errRespRejected is a response a tcp-response content rule rejected.
 	errRespRejected = errors.New("core: response rejected")
 	errHeadersSent  = errors.New("core: response aborted after its head was sent")
@@ -1030,7 +1037,6 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		}
 		break
 	}
-	closeSrv := false
 	if len(be.tcp.resp) > 0 {
 		// HTTP streams have no payload to wait for: the rules run once,
 		// on the response head, as final.
@@ -1040,7 +1046,8 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		case verdictReject:
 			return 0, false, errRespRejected
 		case verdictClose:
-			closeSrv = true
+			// The server's side is shut: the response is lost, a 502.
+			return 0, false, errRespClosed
 		}
 	}
 	// The request is answered: drop it from the client buffer.
@@ -1148,7 +1155,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 			return resp.Status, false, errHeadersSent
 		}
 	}
-	keepSrv := !closeSrv && resp.KeepAlive() && sbuf.Len() == 0 && req.Flags&http1.FlagCloseServer == 0 && fe.ConnMode == core.HTTPKeepAlive && be.ConnMode == core.HTTPKeepAlive && hc.reqBody.Done()
+	keepSrv := resp.KeepAlive() && sbuf.Len() == 0 && req.Flags&http1.FlagCloseServer == 0 && fe.ConnMode == core.HTTPKeepAlive && be.ConnMode == core.HTTPKeepAlive && hc.reqBody.Done()
 	return resp.Status, keepSrv, nil
 }
 
