@@ -170,6 +170,7 @@ func (b *builder) proxySection(s *config.Section) {
 			if cap&CapFE != 0 {
 				p.ReqCaps = slices.Clone(tmpl.ReqCaps)
 			}
+			p.TCPRespRules = slices.Clone(tmpl.TCPRespRules)
 		}
 	} else {
 		p.ProxyConf = defaultProxyConf()

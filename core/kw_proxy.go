@@ -172,7 +172,7 @@ var proxyKeywords = []Keyword{
 		return addRule(c, &c.p.HTTPRespRules, args)
 	}},
 	{Name: "tcp-request", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: parseTCPRequest},
-	{Name: "tcp-response", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Unimplemented: Refused},
+	{Name: "tcp-response", Scope: scopeDefaults | scopeFE | scopeBE, Args: ArgsAny, Parse: parseTCPResponse},
 	{Name: "server", Scope: scopeBE, Args: ArgsAny, Parse: parseServerLine},
 	{Name: "default-server", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: parseDefaultServer},
 	{Name: "balance", Scope: scopeDefaults | scopeBE, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {

@@ -121,6 +121,7 @@ type ProxyConf struct {
 	Description                               string
 	LogHealthChecks                           bool
 	InspectDelay                              time.Duration // tcp-request inspect-delay
+	ResInspectDelay                           time.Duration // tcp-response inspect-delay
 	BufferRequest                             bool          // option http-buffer-request
 	// RestrictHdrNames is option http-restrict-req-hdr-names: 0
 	// (preserve), RestrictDelete or RestrictReject.
@@ -160,6 +161,8 @@ type Proxy struct {
 	// TCPReqRules are the tcp-request connection, session and content
 	// rules, in order.
 	TCPReqRules []TCPRuleDef
+	// TCPRespRules are the tcp-response content rules, in order.
+	TCPRespRules []TCPRuleDef
 
 	// loggers are the proxy's log targets (its own, and the global ones
 	// with `log global`), opened when the process starts; logMeta is the

@@ -45,14 +45,14 @@ type PayloadInfo interface {
 
 func init() {
 	RegisterFetches(
-		Fetch{Name: "fc_src", Out: TIPv4, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.Client, s, false) }},
-		Fetch{Name: "fc_src_port", Out: TSint, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.Client, s, true) }},
-		Fetch{Name: "fc_dst", Out: TIPv4, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.Local, s, false) }},
-		Fetch{Name: "fc_dst_port", Out: TSint, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.Local, s, true) }},
-		Fetch{Name: "src_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(false)},
-		Fetch{Name: "fc_src_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(false)},
-		Fetch{Name: "dst_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(true)},
-		Fetch{Name: "fc_dst_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(true)},
+		Fetch{Name: "fc_src", Out: TIPv4, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.connClient(), s, false) }},
+		Fetch{Name: "fc_src_port", Out: TSint, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.connClient(), s, true) }},
+		Fetch{Name: "fc_dst", Out: TIPv4, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.connLocal(), s, false) }},
+		Fetch{Name: "fc_dst_port", Out: TSint, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool { return addrOf(r.connLocal(), s, true) }},
+		Fetch{Name: "src_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(false, false)},
+		Fetch{Name: "fc_src_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(false, true)},
+		Fetch{Name: "dst_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(true, false)},
+		Fetch{Name: "fc_dst_is_local", Out: TBool, Need: NeedL4, Fn: isLocal(true, true)},
 		Fetch{Name: "fc_rcvd_proxy", Out: TBool, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
 			pi, ok := r.Stream.(ProxyHeaderInfo)
 			if !ok {
@@ -128,11 +128,16 @@ func init() {
 
 // isLocal says whether the client's (or the local) address belongs to
 // this host, as HAProxy finds out: by binding a socket to it.
-func isLocal(dst bool) func(r *Request, a []Arg, s *Sample) bool {
+func isLocal(dst, fc bool) func(r *Request, a []Arg, s *Sample) bool {
 	return func(r *Request, a []Arg, s *Sample) bool {
 		addr := r.Client
-		if dst {
+		switch {
+		case dst && fc:
+			addr = r.connLocal()
+		case dst:
 			addr = r.Local
+		case fc:
+			addr = r.connClient()
 		}
 		var ip Sample
 		if !addrOf(addr, &ip, false) {

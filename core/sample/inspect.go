@@ -40,6 +40,11 @@ func (t *Term) mayChange(found, final bool) bool {
 		return true
 	case "req.len", "req_len", "res.len":
 		return true
+	case "req.payload", "res.payload":
+		// A length of 0 reads all the bytes there are, which may grow.
+		if len(t.expr.args) == 2 && t.expr.args[1].I == 0 && !final {
+			return true
+		}
 	}
 	return !found && !final && (f.Need == NeedReqBuf || f.Need == NeedResBuf)
 }

@@ -24,9 +24,14 @@ type Request struct {
 	Req    *http1.Head
 	Client net.Addr
 	Local  net.Addr // the address the client connected to; nil if unknown
-	Status int      // the response's status, in response rules
-	Stream Stream   // the stream's proxies and server; nil if unknown
-	Vars   *Vars    // the stream's variables; nil: none can be set
+	// ConnClient and ConnLocal are the client connection's own addresses
+	// (fc_src, fc_dst) when the session's or the stream's differ from
+	// them (a PROXY header, set-src and set-dst rules); nil: Client and
+	// Local.
+	ConnClient, ConnLocal net.Addr
+	Status                int    // the response's status, in response rules
+	Stream                Stream // the stream's proxies and server; nil if unknown
+	Vars                  *Vars  // the stream's variables; nil: none can be set
 
 	buf []byte
 	// Samples kept here rather than on the stack: a sample handed to a
@@ -36,6 +41,20 @@ type Request struct {
 	// message whole, or wrong): more bytes would not change the outcome
 	// (HAProxy's FIX and MQTT converters clearing SMP_F_MAY_CHANGE).
 	final bool
+}
+
+func (r *Request) connClient() net.Addr {
+	if r.ConnClient != nil {
+		return r.ConnClient
+	}
+	return r.Client
+}
+
+func (r *Request) connLocal() net.Addr {
+	if r.ConnLocal != nil {
+		return r.ConnLocal
+	}
+	return r.Local
 }
 
 // Stream tells fetches about the stream's frontend, backend and server.

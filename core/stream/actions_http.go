@@ -278,38 +278,48 @@ type connAddrs struct {
 // as logs, fetches and option forwardfor/originalto see them from then on
 // (HAProxy 2.6 keeps them for the one request, not the connection's next).
 func (hc *hconn) setAddr(r *httpRule, v *sample.Request) {
-	s := &hc.rs.smp
-	if !r.expr.Eval(v, s) {
+	a, ok := newAddr(r.act, r.expr, v, &hc.rs.smp)
+	if !ok {
 		return
 	}
-	a := &hc.addrs.src
+	if r.act == actSetSrc || r.act == actSetSrcPort {
+		hc.addrs.src = a
+		v.Client = a
+		hc.si.client = a
+	} else {
+		hc.addrs.dst = a
+		v.Local = a
+	}
+}
+
+// newAddr is the address set-src, set-dst or their ports (act) give: expr
+// evaluated for v, in s, replacing the client's or the local address or
+// port; ok false when the expression gives nothing usable.
+func newAddr(act ruleAction, expr *sample.SampleExpr, v *sample.Request, s *sample.Sample) (net.Addr, bool) {
+	if !expr.Eval(v, s) {
+		return nil, false
+	}
 	cur := v.Client
-	if r.act == actSetDst || r.act == actSetDstPort {
-		a, cur = &hc.addrs.dst, v.Local
+	if act == actSetDst || act == actSetDstPort {
+		cur = v.Local
 	}
 	ap, _ := addrPortOf(cur)
-	switch r.act {
+	switch act {
 	case actSetSrc, actSetDst:
 		if !sample.Cast(v, s, sample.TAddr) {
-			return
+			return nil, false
 		}
 		ap = netip.AddrPortFrom(s.IP.Unmap(), ap.Port())
-		if r.act == actSetSrc && s.IP.Is4In6() {
+		if act == actSetSrc && s.IP.Is4In6() {
 			ap = netip.AddrPortFrom(s.IP, ap.Port())
 		}
 	default:
 		if !sampleInt(v, s) || s.I < 0 || s.I > 65535 {
-			return
+			return nil, false
 		}
 		ap = netip.AddrPortFrom(ap.Addr(), uint16(s.I))
 	}
-	*a = net.TCPAddrFromAddrPort(ap)
-	if r.act == actSetSrc || r.act == actSetSrcPort {
-		v.Client = *a
-		hc.si.client = *a
-	} else {
-		v.Local = *a
-	}
+	return net.TCPAddrFromAddrPort(ap), true
 }
 
 // addrPortOf is a TCP address's address and port.
@@ -500,13 +510,19 @@ func (hc *hconn) runRespRules(rules []*httpRule, v *sample.Request, resp *http1.
 		}
 		switch r.act {
 		case actAllow:
+			hc.si.lastRule = &r.pos
 			return false, status
 		case actDeny:
+			hc.si.lastRule = &r.pos
 			return true, status
 		case actWaitBody:
 			if !hc.waitRespBody(r) {
 				return true, status
 			}
+		case actRedirect:
+			hc.si.lastRule = &r.pos
+			hc.respRedir = r
+			return false, status
 		default:
 			if hc.headerAction(r, v, resp, &hc.rwResp) {
 				if hc.room != nil && hc.room.failed {

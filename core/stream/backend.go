@@ -315,8 +315,9 @@ func (s *server) releaseSlot() {
 
 // dialServer opens a new connection to s for the stream of client
 // connection client (a server without port takes the client's
-// destination port; a transparent backend's, its destination).
-func (s *server) dialServer(ctx context.Context, client net.Conn, timeout time.Duration, sni string) (net.Conn, uint32, error) {
+// destination port; a transparent backend's, its destination). src and
+// dst are the stream's addresses, which a send-proxy server gets first.
+func (s *server) dialServer(ctx context.Context, client net.Conn, src, dst net.Addr, timeout time.Duration, sni string) (net.Conn, uint32, error) {
 	a := s.Addr()
 	if s.direct == core.DirectTransparent {
 		dst, ok := originalDst(client)
@@ -353,6 +354,14 @@ func (s *server) dialServer(ctx context.Context, client net.Conn, timeout time.D
 	}
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+	}
+	if s.SendProxy || s.SendProxyV2 {
+		// Before TLS, as in HAProxy; it goes with the first bytes.
+		var hdr [64]byte
+		if _, err := c.Write(appendProxyHeader(hdr[:0], s.SendProxyV2, src, dst)); err != nil {
+			c.Close()
+			return nil, gen, err
+		}
 	}
 	// TLS runs over a UNIX socket as over TCP.
 	if tcfg := s.TLSConfig(); tcfg != nil {

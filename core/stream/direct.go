@@ -27,7 +27,8 @@ func (proc *Process) newDirectServer(p *proxy) (*server, error) {
 // backends, nor any under http-reuse never, but a session's later requests
 // reuse its own.
 func (s *server) private() bool {
-	return s.direct != core.DirectNone || s.be.HTTPReuse == "never"
+	// A PROXY header is the client's: its connection is not shared.
+	return s.direct != core.DirectNone || s.be.HTTPReuse == "never" || s.SendProxy || s.SendProxyV2
 }
 
 // maxSessionSrvConns is how many private connections a client session

@@ -37,9 +37,11 @@ type hconn struct {
 	reqBody, rsBody http1.Body
 	rwReq, rwResp   http1.Rewriter
 	reqLine         []byte
-	tSent           time.Time // when the request went to the server (Tr counts from it)
-	raw             rawConn   // the client socket with raw reads and writes
-	sess            sessLink  // the exchange's place among its server's sessions
+	tSent           time.Time  // when the request went to the server (Tr counts from it)
+	respRedir       *httpRule  // the http-response redirect that replaces the response
+	cs              *connState // the connection served
+	raw             rawConn    // the client socket with raw reads and writes
+	sess            sessLink   // the exchange's place among its server's sessions
 
 	// shutdown sessions: the exchange's server connection, and whether
 	// an operator killed the exchange (see kill).
@@ -155,13 +157,14 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	hc.ent = &cs.ent
 	hc.priv = &cs.priv
 	hc.vars = &cs.vars
+	hc.cs = cs
 	hc.track.sess = &cs.trk
 	cs.ent.setHTTP(hc)
 	defer func() {
 		// Off the registry before hc goes back to its pool: a kill
 		// must not reach the connection hc serves next.
 		cs.ent.setHTTP(nil)
-		hc.ent, hc.priv, hc.vars = nil, nil, nil
+		hc.ent, hc.priv, hc.vars, hc.cs = nil, nil, nil, nil
 		hc.track = tracking{}
 		hc.view.Clear() // its scratch space stays with the pooled hconn
 		hc.ss = sampleStream{}
@@ -178,7 +181,7 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	hc.resp.MaxSize = hc.req.MaxSize
 	ctx := ctxStop(proc)
 	var clientIP netip.Addr
-	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+	if ta, ok := cs.src.(*net.TCPAddr); ok {
 		a, _ := netip.AddrFromSlice(ta.IP)
 		clientIP = a.Unmap()
 	}
@@ -311,8 +314,11 @@ func (proc *Process) readRequest(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *
 // httpExchange serves one request. It returns whether the client
 // connection may carry another one.
 func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, shard int, first bool, clientIP netip.Addr, start time.Time) (keep, park bool) {
-	hc.si = streamInfo{accept: start, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
+	hc.si = streamInfo{accept: start, client: hc.cs.src, fe: fe, term: [2]byte{'-', '-'}}
 	hc.addrs = connAddrs{}
+	if hc.cs.dstMoved {
+		hc.addrs.dst = hc.cs.dst
+	}
 	hc.srvTimeout, hc.tunTimeout = 0, 0
 	hc.killed.Store(false)
 	hc.abort.Store(abortIdle)
@@ -322,7 +328,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	// too.
 	view := &hc.view
 	view.Clear()
-	view.Client, view.Local, view.Vars = si.client, c.LocalAddr(), hc.vars
+	hc.cs.view(view)
+	view.Vars = hc.vars
 	hc.ss = newSampleStream(proc, si, hc.ent, hc.raw.Conn, first, shard)
 	hc.ss.trk = &hc.track
 	hc.rs.tr, hc.rs.trackIn = &hc.track, &hc.track.strm
@@ -614,6 +621,27 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				}
 				return clientKeep && si.keepClient, false
 			}
+			if rerr == errRespRedirect {
+				// The server's response is dropped, its connection too.
+				srv.pool.Done(entry)
+				return proc.respRedirect(be, c, hc, si), false
+			}
+			if rerr == errRespRejected {
+				// The client's connection ends without a response, which
+				// HAProxy's log shows as none (-1) and no Tr.
+				srv.pool.Done(entry)
+				fe.FE.Dresp.Add(1)
+				be.BE.Dresp.Add(1)
+				srv.Counters.Dresp.Add(1)
+				si.status, si.gotResp, si.term = -1, false, [2]byte{'P', 'D'}
+				si.tt = time.Since(start)
+				proc.logHTTP(si)
+				return false, false
+			}
+			if rerr == errRespClosed {
+				// As HAProxy logs it: no response from the server.
+				si.gotResp = false
+			}
 			if si.logged {
 				// Logged before its last write, which failed: the client
 				// went away with the whole response sent to its socket.
@@ -852,10 +880,17 @@ func (proc *Process) errorReply(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *h
 }
 
 var (
-	errStaleConn   = errors.New("core: server closed an idle connection")
-	errClientGone  = errors.New("core: client closed")
-	errHeadersSent = errors.New("core: response aborted after its head was sent")
-	errBodyTimeout = errors.New("core: server timed out after the response head was sent")
+	errStaleConn  = errors.New("core: server closed an idle connection")
+	errClientGone = errors.New("core: client closed")
+	// errRespRedirect is a response an http-response redirect replaces.
+	errRespRedirect = errors.New("core: response redirected")
+	// errRespClosed is a response whose server side a tcp-response
+	// content close shut.
+	errRespClosed = errors.New("core: response closed")
+	// errRespRejected is a response a tcp-response content rule rejected.
+	errRespRejected = errors.New("core: response rejected")
+	errHeadersSent  = errors.New("core: response aborted after its head was sent")
+	errBodyTimeout  = errors.New("core: server timed out after the response head was sent")
 	// The client read nothing for timeout client while a response streamed.
 	errClientTimeout = errors.New("core: client timed out")
 )
@@ -922,7 +957,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 		gen := srv.pool.Gen()
 		t0 := time.Now()
 		countAttempt(be, srv)
-		nc, _, err := srv.dialServer(ctx, client, be.connectTimeout(), sni)
+		nc, _, err := srv.dialServer(ctx, client, si.client, si.view.Local, be.connectTimeout(), sni)
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.observe(check.EventL4OK)
@@ -1026,6 +1061,19 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		}
 		break
 	}
+	if len(be.tcp.resp) > 0 {
+		// HTTP streams have no payload to wait for: the rules run once,
+		// on the response head, as final.
+		view := &hc.view
+		view.Head, view.Req, view.Status = resp, req, resp.Status
+		switch runContentRules(be.tcp.resp, view, &hc.rs) {
+		case verdictReject:
+			return 0, false, errRespRejected
+		case verdictClose:
+			// The server's side is shut: the response is lost, a 502.
+			return 0, false, errRespClosed
+		}
+	}
 	// The request is answered: drop it from the client buffer.
 	hc.dropRequest(cbuf)
 	si.status = resp.Status
@@ -1057,6 +1105,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		}
 		if denied && hc.roomResp.failed {
 			return 0, false, errRewriteFailed
+		}
+		if hc.respRedir != nil {
+			return 0, false, errRespRedirect
 		}
 		if denied {
 			be.BE.Dresp.Add(1)
@@ -1165,7 +1216,7 @@ func (proc *Process) tunnel(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, sc *s
 	if hc := si.hc; hc != nil && hc.tunTimeout > 0 {
 		to.client, to.server = hc.tunTimeout, hc.tunTimeout
 	}
-	up, down, _, _, _ := relay(c, &sc.rawConn, to, upMode, downMode)
+	up, down, _, _, _ := relay(c, &sc.rawConn, to, upMode, downMode, nil)
 	si.bytesIn += up
 	si.bytesOut += down
 }
@@ -1185,6 +1236,7 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 		}
 		switch r.act {
 		case actAllow:
+			si.lastRule = &r.pos
 			return false, false
 		case actSetHeader, actAddHeader, actDelHeader:
 			hc.headerAction(r, view, &hc.req, &hc.rwReq)
@@ -1202,6 +1254,7 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 				return true, false
 			}
 		case actRedirect:
+			si.lastRule = &r.pos
 			si.term = [2]byte{'L', 'R'}
 			si.status = r.redir.code
 			whole, reqLen := hc.wholeRequest(cbuf, hlen)
@@ -1210,16 +1263,10 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			if keep {
 				cbuf.Discard(reqLen)
 			}
-			b := hc.redirectReply(r.redir, view, mode)
-			b = hc.afterLocal(si.fe, px, b, si)
-			si.bytesOut = int64(len(b))
-			c.Write(b)
-			si.tt = time.Since(si.accept)
-			si.ta = si.tt
-			si.countLocalReply(si.status)
-			proc.logHTTP(si)
+			proc.sendRedirect(px, c, hc, r, view, mode, si)
 			return true, keep
 		case actDeny, actReturn, actTarpit, actAuth:
+			si.lastRule = &r.pos
 			if r.act == actTarpit {
 				// The client waits timeout tarpit (timeout connect when
 				// unset) for its error, as in HAProxy.
@@ -1327,6 +1374,32 @@ func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.Co
 // countLocalReply counts a reply the proxy made itself in the frontend's
 // counters, and the backend's once the stream has one (a listen section's
 // own backend side included), bytes included.
+// respRedirect answers with the redirect of an http-response rule in
+// place of the server's response, logged as HAProxy does: LH, no Tr. It
+// says whether the client's connection goes on.
+func (proc *Process) respRedirect(be *proxy, c net.Conn, hc *hconn, si *streamInfo) bool {
+	r := hc.respRedir
+	hc.respRedir = nil
+	si.term = [2]byte{'L', 'H'}
+	si.status, si.gotResp = r.redir.code, false
+	mode := hc.replyConn(hc.reqBody.Done())
+	proc.sendRedirect(be, c, hc, r, &hc.view, mode, si)
+	return mode != http1.ConnClose
+}
+
+// sendRedirect sends the reply of redirect rule r of px, then counts and
+// logs the exchange.
+func (proc *Process) sendRedirect(px *proxy, c net.Conn, hc *hconn, r *httpRule, v *sample.Request, mode http1.ConnValue, si *streamInfo) {
+	b := hc.redirectReply(r.redir, v, mode)
+	b = hc.afterLocal(si.fe, px, b, si)
+	si.bytesOut = int64(len(b))
+	c.Write(b)
+	si.tt = time.Since(si.accept)
+	si.ta = si.tt
+	si.countLocalReply(si.status)
+	proc.logHTTP(si)
+}
+
 func (si *streamInfo) countLocalReply(status int) {
 	cl := core.HrspClass(status)
 	si.fe.FE.Hrsp[cl].Add(1)

@@ -462,7 +462,18 @@ type connState struct {
 	ent      streamEntry // the stream's place in show sess
 	priv     privConn    // the session's private server connection
 	vars     sample.Vars // the session's variables
-	trk      stkCounters // what the session tracks (tcp-request connection and session rules)
+	// src and dst are the session's addresses (a PROXY header's, or
+	// what tcp-request connection and session rules set); fcSrc and
+	// fcDst the connection's (what tcp-request connection rules set).
+	src, dst     net.Addr
+	fcSrc, fcDst net.Addr
+	dstMoved     bool        // a rule changed dst: a transparent backend goes there
+	trk          stkCounters // what the session tracks (tcp-request connection and session rules)
+}
+
+// view starts the sample view of a stream of the session.
+func (cs *connState) view(v *sample.Request) {
+	v.Client, v.Local, v.ConnClient, v.ConnLocal = cs.src, cs.dst, cs.fcSrc, cs.fcDst
 }
 
 func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time) {
@@ -475,17 +486,23 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 	}
 	sock := c
 	vars := sample.Vars{Proc: proc.procVars}
+	// The connection's addresses, as its rules may change them.
+	fcSrc, fcDst := c.RemoteAddr(), c.LocalAddr()
+	dstMoved := false
 	var trk stkCounters
 	if len(fe.tcp.conn) > 0 {
 		// Before any handshake (PROXY header, TLS), as in HAProxy.
-		v := &sample.Request{Client: c.RemoteAddr(), Local: c.LocalAddr(), Vars: &vars}
+		v := &sample.Request{Client: fcSrc, Local: fcDst, Vars: &vars}
 		sc := ruleScratch{tr: &tracking{sess: &trk}, trackIn: &trk}
 		if !runTCPRules(fe.tcp.conn, v, &sc) {
 			fe.FE.Dcon.Add(1)
 			proc.endConn(&connState{l: l, c: c, shard: shard, start: now, trk: trk})
 			return
 		}
+		dstMoved = v.Local != fcDst
+		fcSrc, fcDst = v.Client, v.Local
 	}
+	src, dst := fcSrc, fcDst
 	if core.BindFlag(l.bind, "accept-proxy") {
 		// The header comes before anything else, TLS included, and must
 		// arrive within the client timeout.
@@ -499,19 +516,32 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 		}
 		c.SetReadDeadline(time.Time{})
 		c = pc
+		// The header gives the session's addresses, as in HAProxy 2.6:
+		// fc_src and fc_dst stay the connection's.
+		if p, ok := pc.(*proxyConn); ok {
+			if p.src != nil {
+				src = p.src
+			}
+			if p.dst != nil {
+				dst = p.dst
+			}
+		}
 	}
 	if l.bind.TLS() != nil {
 		c = tls.Server(c, l.bind.TLS())
 	}
-	cs := &connState{l: l, c: c, shard: shard, start: now, vars: vars, trk: trk}
+	cs := &connState{l: l, c: c, shard: shard, start: now, vars: vars, src: src, dst: dst, fcSrc: fcSrc, fcDst: fcDst, dstMoved: dstMoved, trk: trk}
 	if len(fe.tcp.sess) > 0 {
-		v := &sample.Request{Client: c.RemoteAddr(), Local: c.LocalAddr(), Vars: &cs.vars}
+		v := &sample.Request{Vars: &cs.vars}
+		cs.view(v)
 		sc := ruleScratch{tr: &tracking{sess: &cs.trk}, trackIn: &cs.trk}
 		if !runTCPRules(fe.tcp.sess, v, &sc) {
 			fe.FE.Dses.Add(1)
 			proc.endConn(cs)
 			return
 		}
+		cs.dstMoved = cs.dstMoved || v.Local != cs.dst
+		cs.src, cs.dst = v.Client, v.Local
 	}
 	cs.trk.countSession()
 	// Listed once any PROXY header is read, as HAProxy's stream begins
@@ -522,13 +552,13 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 		phase = PhaseRequest
 	}
 	if l.reg != nil {
-		l.reg.add(&cs.ent, l, sock, c.RemoteAddr(), shard, now, phase)
+		l.reg.add(&cs.ent, l, sock, cs.src, shard, now, phase)
 	}
 	if fe.Mode == core.ModeHTTP {
 		proc.runHTTP(cs)
 		return
 	}
-	proc.serveTCP(fe, c, shard, now, &cs.ent, &cs.vars, &cs.trk)
+	proc.serveTCP(fe, c, shard, now, cs)
 	proc.endConn(cs)
 }
 

@@ -183,3 +183,49 @@ var (
 	proxyV2Sig     = []byte("\r\n\r\n\x00\r\nQUIT\n")
 	errProxyHeader = errors.New("received something which does not look like a PROXY protocol header")
 )
+
+// appendProxyHeader appends the PROXY protocol header (v2: version 2,
+// else a version 1 line) a send-proxy server gets for a stream of
+// addresses src and dst: UNKNOWN (v1) or LOCAL (v2) unless both are TCP
+// addresses of one family.
+func appendProxyHeader(b []byte, v2 bool, src, dst net.Addr) []byte {
+	s, sok := addrPortOf(src)
+	d, dok := addrPortOf(dst)
+	ok := sok && dok && s.Addr().Is4() == d.Addr().Is4()
+	if !v2 {
+		if !ok {
+			return append(b, "PROXY UNKNOWN\r\n"...)
+		}
+		fam := "PROXY TCP4 "
+		if !s.Addr().Is4() {
+			fam = "PROXY TCP6 "
+		}
+		b = append(b, fam...)
+		b = s.Addr().AppendTo(b)
+		b = append(b, ' ')
+		b = d.Addr().AppendTo(b)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, uint64(s.Port()), 10)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, uint64(d.Port()), 10)
+		return append(b, "\r\n"...)
+	}
+	b = append(b, proxyV2Sig...)
+	if !ok {
+		// LOCAL, no address.
+		return append(b, 0x20, 0x00, 0, 0)
+	}
+	if s.Addr().Is4() {
+		b = append(b, 0x21, 0x11, 0, 12)
+		s4, d4 := s.Addr().As4(), d.Addr().As4()
+		b = append(b, s4[:]...)
+		b = append(b, d4[:]...)
+	} else {
+		b = append(b, 0x21, 0x21, 0, 36)
+		s16, d16 := s.Addr().As16(), d.Addr().As16()
+		b = append(b, s16[:]...)
+		b = append(b, d16[:]...)
+	}
+	b = binary.BigEndian.AppendUint16(b, s.Port())
+	return binary.BigEndian.AppendUint16(b, d.Port())
+}

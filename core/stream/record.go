@@ -4,6 +4,7 @@ import (
 	"net"
 	"time"
 
+	"goha/core/diag"
 	"goha/core/sample"
 )
 
@@ -45,6 +46,10 @@ type streamInfo struct {
 	uid      []byte
 	uidState uint8
 	logLevel int8 // set-log-level: 0 the default, logSilent, else the level plus one
+	// lastRule is the position of the last rule whose final action ended
+	// its rule set's evaluation (last_rule_file, last_rule_line); nil
+	// when none did.
+	lastRule *diag.Pos
 }
 
 // beConns is %bc: the backend's streams other than this one, as HAProxy

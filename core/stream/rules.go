@@ -84,6 +84,7 @@ type httpRule struct {
 	wait   *waitBodyRule      // wait-for-body
 	norm   normalizer         // normalize-uri
 	sa     *stickAction       // stick-table actions
+	pos    diag.Pos           // the rule's line, for last_rule_file and last_rule_line
 }
 
 type retHeader struct {
@@ -136,6 +137,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 				if rule.warn != "" {
 					d.Warnf(r.Pos, "%s", rule.warn)
 				}
+				rule.pos = r.Pos
 				p.reqRules = append(p.reqRules, rule)
 			}
 		}
@@ -148,6 +150,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 				if rule.warn != "" {
 					d.Warnf(r.Pos, "%s", rule.warn)
 				}
+				rule.pos = r.Pos
 				p.respRules = append(p.respRules, rule)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"goha/core"
+	"goha/core/diag"
 	"goha/core/sample"
 )
 
@@ -26,6 +27,9 @@ type sampleStream struct {
 	shard int
 	insp  *inspection // the client's bytes under tcp-request content inspection; nil if none
 	trk   *tracking   // the stick counters the stream updates; nil if none
+	// resInsp is the server's bytes under tcp-response content
+	// inspection; nil if none.
+	resInsp *inspection
 	// The request's body read by option http-buffer-request or
 	// wait-for-body (bodyOK), the response's by wait-for-body.
 	body, resBody     []byte
@@ -47,7 +51,23 @@ var (
 	_ sample.CaptureInfo   = (*sampleStream)(nil)
 	_ sample.UniqueIDInfo  = (*sampleStream)(nil)
 	_ sample.StickCounters = (*sampleStream)(nil)
+	_ sample.RuleInfo      = (*sampleStream)(nil)
 )
+
+func (ss *sampleStream) LastRule() (string, int, bool) {
+	if ss.si.lastRule == nil {
+		return "", 0, false
+	}
+	return ss.si.lastRule.File, ss.si.lastRule.Line, true
+}
+
+// decided records rule pos as the one that decided for the stream v runs
+// rules for.
+func decided(v *sample.Request, pos *diag.Pos) {
+	if ss, ok := v.Stream.(*sampleStream); ok {
+		ss.si.lastRule = pos
+	}
+}
 
 func (ss *sampleStream) Frontend() (string, int) {
 	if ss.si.fe == nil {

@@ -36,7 +36,7 @@ func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, w
 		}
 		t0 := time.Now()
 		countAttempt(be, srv)
-		c, _, err := srv.dialServer(ctx, client, be.connectTimeout(), "")
+		c, _, err := srv.dialServer(ctx, client, si.client, si.view.Local, be.connectTimeout(), "")
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.observe(check.EventL4OK)
@@ -104,15 +104,17 @@ func (p *proxy) connectTimeout() time.Duration {
 // serveTCP forwards a tcp-mode connection to a server of the default
 // backend, both ways, with half-close. ent is the stream's place in show
 // sess.
-func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, ent *streamEntry, vars *sample.Vars, sessTrk *stkCounters) {
+func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, cs *connState) {
 	defer c.Close()
-	si := &streamInfo{accept: now, client: c.RemoteAddr(), fe: fe, term: [2]byte{'-', '-'}}
+	ent := &cs.ent
+	si := &streamInfo{accept: now, client: cs.src, fe: fe, term: [2]byte{'-', '-'}}
 	be := fe.defBE
 	ss := newSampleStream(proc, si, ent, c, true, shard)
-	tr := tracking{sess: sessTrk}
+	tr := tracking{sess: &cs.trk}
 	ss.trk = &tr
 	defer func() { tr.endStream(si.bytesIn, si.bytesOut) }()
-	view := &sample.Request{Client: si.client, Local: c.LocalAddr(), Vars: vars, Stream: &ss}
+	view := &sample.Request{Vars: &cs.vars, Stream: &ss}
+	cs.view(view)
 	si.view = view
 	rs := ruleScratch{tr: &tr, trackIn: &tr.strm}
 	in := &inspection{}
@@ -151,7 +153,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	}()
 	key := lb.Key{Shard: shard}
 	if be.rt.bal.NeedsKey() {
-		key.Hash, key.HasHash = sourceHash(c.RemoteAddr(), be.rt.hash), true
+		key.Hash, key.HasHash = sourceHash(si.client, be.rt.hash), true
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -163,7 +165,12 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	if len(be.stickRules) > 0 {
 		want, stores = stickRequest(be, view, &rs.smp, nil, nil)
 	}
-	sc, srv, err := proc.connectServer(ctx, be, key, want, c, si)
+	client := c
+	if cs.dstMoved || view.Local != cs.dst {
+		// set-dst rules move a transparent backend's destination.
+		client = dstConn{c, view.Local}
+	}
+	sc, srv, err := proc.connectServer(ctx, be, key, want, client, si)
 	if err == nil && len(stores) > 0 {
 		// A tcp stream has no response to wait for: its server is
 		// recorded once connected.
@@ -220,7 +227,12 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	sent, werr := forwardInspected(in, sc)
 	rc, rsc := asRaw(c), asRaw(sc)
 	upMode, downMode := spliceModes(fe, be, proc.splicing())
-	up, down, upErr, downErr, abort := relay(rc, rsc, tunnelTimeouts(fe, be), upMode, downMode)
+	var ri *resInspect
+	if len(be.tcp.resp) > 0 {
+		ri = &resInspect{proc: proc, rules: be.tcp.resp, delay: be.ResInspectDelay, v: view, rs: &rs}
+		ss.resInsp = &ri.in
+	}
+	up, down, upErr, downErr, abort := relay(rc, rsc, tunnelTimeouts(fe, be), upMode, downMode, ri)
 	if werr != nil && abort == 0 {
 		abort = 'S'
 	}
@@ -234,6 +246,15 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, e
 	srv.Counters.Bin.Add(up)
 	srv.Counters.Bout.Add(down)
 	switch {
+	case abort == 'P':
+		// A tcp-response content rule rejected the response.
+		si.term = [2]byte{'P', 'D'}
+		fe.FE.Dresp.Add(1)
+		be.BE.Dresp.Add(1)
+		srv.Counters.Dresp.Add(1)
+		killConn(sc)
+	case abort == 'c':
+		killConn(sc)
 	case abort == 'C':
 		si.term = [2]byte{'C', 'D'}
 		fe.FE.CliAbrt.Add(1)
@@ -287,8 +308,11 @@ func tunnelTimeouts(fe, be *proxy) tunnelTO {
 // client, 'S' for the server, and the other direction's error, its cut
 // wait, is dropped.
 //
-// upMode and downMode say whether each direction splices.
-func relay(c, sc net.Conn, to tunnelTO, upMode, downMode spliceMode) (up, down int64, upErr, downErr error, abort byte) {
+// upMode and downMode say whether each direction splices. ri, when set,
+// runs tcp-response content rules on the server's first bytes before
+// they go to the client: a reject ends the stream with abort 'P', a close
+// with abort 'c', once the bytes read are sent.
+func relay(c, sc net.Conn, to tunnelTO, upMode, downMode spliceMode, ri *resInspect) (up, down int64, upErr, downErr error, abort byte) {
 	var cliIdle, srvIdle atomic.Int64
 	cliIdle.Store(int64(to.client))
 	srvIdle.Store(int64(to.server))
@@ -323,7 +347,35 @@ func relay(c, sc net.Conn, to tunnelTO, upMode, downMode spliceMode) (up, down i
 		closeWrite(sc)
 		finTimeout(sc, &srvIdle, to.serverFin)
 	}()
-	down, downErr, wrote := pipe(c, sc, &srvIdle, &stop, downMode)
+	var wrote bool
+	vd := verdictAccept
+	if ri != nil {
+		vd, down, downErr, wrote = ri.run(c, sc, &stop)
+	}
+	switch vd {
+	case verdictAccept:
+		if downErr == nil && !ri.ended() {
+			var n int64
+			n, downErr, wrote = pipe(c, sc, &srvIdle, &stop, downMode)
+			down += n
+		}
+	case verdictReject, verdictClose:
+		// The rule ends the stream: the client's direction too.
+		code := int32('P')
+		if vd == verdictClose {
+			code = 'c'
+		}
+		if stop.CompareAndSwap(false, true) {
+			who.Store(code<<8 | 'd')
+			past := time.Unix(1, 0)
+			c.SetReadDeadline(past)
+			sc.SetReadDeadline(past)
+		}
+		if vd == verdictReject {
+			wg.Wait()
+			return up, down, nil, nil, 'P'
+		}
+	}
 	side := byte('S')
 	if wrote {
 		side = 'C'
@@ -337,7 +389,9 @@ func relay(c, sc net.Conn, to tunnelTO, upMode, downMode spliceMode) (up, down i
 	if w := who.Load(); w != 0 {
 		abort = byte(w >> 8)
 		// The other direction's error is only its cut wait.
-		if byte(w) == 'u' {
+		if abort == 'c' {
+			upErr, downErr = nil, nil
+		} else if byte(w) == 'u' {
 			downErr = nil
 		} else {
 			upErr = nil
@@ -465,6 +519,19 @@ func drainPending(c net.Conn) (drained int64) {
 		return true
 	})
 	return drained
+}
+
+// killConn closes c with a reset, as HAProxy kills a connection a rule
+// ends.
+func killConn(c net.Conn) {
+	type lingerer interface{ SetLinger(int) error }
+	if raw := rawOf(c); raw != nil {
+		c = raw.Conn
+	}
+	if x, ok := c.(lingerer); ok {
+		x.SetLinger(0)
+	}
+	c.Close()
 }
 
 func closeWrite(c net.Conn) {
