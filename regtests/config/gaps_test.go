@@ -17,10 +17,9 @@ var gapCases = []struct {
 	kw      string
 	refused bool
 }{
-	{"tcp-request-set-dst", inFrontend("!tcp-request content set-dst ipv4(127.0.0.1)"), "tcp-request content set-dst", true},
+	{"tcp-request-silent-drop", inFrontend("!tcp-request content silent-drop"), "tcp-request content silent-drop", true},
 	{"stats-uri", inFrontend("!stats uri /stats"), "stats uri", true},
 	{"compression", inBackend("!compression algo gzip"), "compression", true},
-	{"stick-table", inBackend("!stick-table type ip size 1k"), "stick-table", true},
 	{"capture-cookie", inFrontend("!capture cookie SRV len 10"), "capture cookie", true},
 	{"tcp-request-expect-proxy", inFrontend("!tcp-request connection expect-proxy layer4"), "tcp-request connection expect-proxy", true},
 	{"h1-case-adjust", inGlobal("!h1-case-adjust content-type Content-Type"), "h1-case-adjust", true},
