@@ -588,6 +588,7 @@ type PeersSection struct {
 	Tables    []*stick.Config // its table lines, named <section>/<table>
 	Disabled  bool
 	LocalTLS  *tls.Config // the bind line's ssl; nil: plain TCP
+	LocalPos  int         // how many remote peers come before the local one
 }
 
 // PeerRef is a remote peer of a peers section; Addr is "" for a server

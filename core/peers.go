@@ -55,7 +55,7 @@ func parsePeersSection(b *builder, s *config.Section) {
 				continue
 			}
 			if w[1] == b.localPeer {
-				hasLocal, ps.Local = true, w[2]
+				hasLocal, ps.Local, ps.LocalPos = true, w[2], len(ps.Peers)
 			} else {
 				ps.Peers = append(ps.Peers, remote(ln, w[1], w[2], w[3:]))
 			}
@@ -71,13 +71,13 @@ func parsePeersSection(b *builder, s *config.Section) {
 					continue
 				}
 				if w[1] == b.localPeer {
-					hasLocal, ps.Local = true, w[2]
+					hasLocal, ps.Local, ps.LocalPos = true, w[2], len(ps.Peers)
 				} else {
 					ps.Peers = append(ps.Peers, remote(ln, w[1], w[2], w[3:]))
 				}
 			} else if w[1] == b.localPeer {
 				// The local peer's address is the section's bind line.
-				hasLocal = true
+				hasLocal, ps.LocalPos = true, len(ps.Peers)
 			}
 		case "bind":
 			if len(w) > 1 && ps.Local == "" {

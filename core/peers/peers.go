@@ -85,6 +85,9 @@ type Config struct {
 	// Tables are the section's tables and the proxies' tables that name
 	// the section, each with the name peers know it by.
 	Tables []Shared
+	// LocalPos is the local peer's place among the section's peers (for
+	// show peers, which lists them in HAProxy's order).
+	LocalPos int
 	// Listener accepts the other peers' sessions; nil: none. ListenTLS,
 	// when set, is its TLS (bind ... ssl).
 	Listener  net.Listener
@@ -237,7 +240,7 @@ func (p *Peers) accepted(c net.Conn) {
 	reply(statusSuccess)
 	p.stats(from).newConn.Add(1)
 	c.SetDeadline(time.Time{})
-	p.run(from, c, br)
+	p.run(from, c, br, true)
 }
 
 // connectLoop keeps a session with r, opening one when none is up.
@@ -289,7 +292,7 @@ func (p *Peers) connectLoop(r Remote) {
 		}
 		ps.newConn.Add(1)
 		c.SetDeadline(time.Time{})
-		p.run(r.Name, c, br)
+		p.run(r.Name, c, br, false)
 		wait = retryDelay()
 	}
 }
@@ -299,11 +302,11 @@ func retryDelay() time.Duration {
 }
 
 // run serves a session with the peer named name until it ends.
-func (p *Peers) run(name string, c net.Conn, br *bufio.Reader) {
+func (p *Peers) run(name string, c net.Conn, br *bufio.Reader, accepted bool) {
 	s := newSession(p, name, c, br)
 	_, isTLS := c.(*tls.Conn)
 	st := p.stats(name)
-	st.begin(c, isTLS)
+	st.begin(c, isTLS, accepted)
 	s.stats = st
 	p.mu.Lock()
 	if old := p.sessions[name]; old != nil {

@@ -20,6 +20,7 @@ type peerStats struct {
 	nextConnect   time.Time // when the next connection attempt is due
 	src, dst      string    // the session's addresses
 	tls           bool
+	accepted      bool // the peer opened the session
 
 	txHbt, rxHbt, noHbt, newConn, protoErr, coll, confirm atomic.Uint32
 }
@@ -44,10 +45,16 @@ func (ps *peerStats) setStatus(code int) {
 	ps.mu.Unlock()
 }
 
-func (ps *peerStats) begin(c net.Conn, tlsConn bool) {
+// begin records a new session: its addresses as HAProxy shows them, the
+// connecting side's first.
+func (ps *peerStats) begin(c net.Conn, tlsConn, accepted bool) {
 	ps.mu.Lock()
 	ps.status, ps.lastHandshake = statusSuccess, time.Now()
 	ps.src, ps.dst, ps.tls = c.LocalAddr().String(), c.RemoteAddr().String(), tlsConn
+	if accepted {
+		ps.src, ps.dst = ps.dst, ps.src
+	}
+	ps.accepted = accepted
 	ps.mu.Unlock()
 }
 
@@ -61,6 +68,7 @@ type PeerStatus struct {
 	NextHeartbeat                                         time.Time // zero: no session
 	Confirm, TxHbt, RxHbt, NoHbt, NewConn, ProtoErr, Coll uint32
 	TLS                                                   bool
+	Accepted                                              bool // the peer opened the session
 	Src, Dst                                              string
 	Tables                                                []TableStatus
 }
@@ -79,8 +87,10 @@ type TableStatus struct {
 func (p *Peers) Status(localAddr string, ids map[string]string) []PeerStatus {
 	var out []PeerStatus
 	tables := func(s *session) []TableStatus {
+		// HAProxy lists a peer's tables the last registered first.
 		var ts []TableStatus
-		for i, sh := range p.cfg.Tables {
+		for i := len(p.cfg.Tables) - 1; i >= 0; i-- {
+			sh := p.cfg.Tables[i]
 			t := TableStatus{ID: ids[sh.Name], LocalID: uint64(i + 1), Update: sh.Table.UpdateSeq()}
 			if s != nil {
 				st := s.send[i]
@@ -97,9 +107,11 @@ func (p *Peers) Status(localAddr string, ids map[string]string) []PeerStatus {
 		}
 		return ts
 	}
-	for i := len(p.cfg.Remotes) - 1; i >= -1; i-- {
-		if i == -1 {
+	for i := len(p.cfg.Remotes); i >= 0; i-- {
+		if i == p.cfg.LocalPos {
 			out = append(out, PeerStatus{Name: p.cfg.LocalName, Addr: localAddr, Local: true, Tables: tables(nil)})
+		}
+		if i == len(p.cfg.Remotes) {
 			continue
 		}
 		r := p.cfg.Remotes[i]
@@ -109,7 +121,7 @@ func (p *Peers) Status(localAddr string, ids map[string]string) []PeerStatus {
 		p.mu.Unlock()
 		st.mu.Lock()
 		ps := PeerStatus{Name: r.Name, Addr: r.Addr, Active: s != nil, Status: st.status, LastHandshake: st.lastHandshake,
-			NextConnect: st.nextConnect, TLS: st.tls, Src: st.src, Dst: st.dst}
+			NextConnect: st.nextConnect, TLS: st.tls, Src: st.src, Dst: st.dst, Accepted: st.accepted}
 		st.mu.Unlock()
 		ps.Confirm, ps.TxHbt, ps.RxHbt, ps.NoHbt = st.confirm.Load(), st.txHbt.Load(), st.rxHbt.Load(), st.noHbt.Load()
 		ps.NewConn, ps.ProtoErr, ps.Coll = st.newConn.Load(), st.protoErr.Load(), st.coll.Load()

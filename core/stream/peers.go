@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"goha/core/peers"
 )
@@ -17,7 +18,7 @@ func (proc *Process) startPeers() error {
 		if ps.Disabled {
 			continue
 		}
-		cfg := peers.Config{Section: ps.Name, LocalName: ps.LocalName}
+		cfg := peers.Config{Section: ps.Name, LocalName: ps.LocalName, LocalPos: ps.LocalPos}
 		for _, t := range ps.Tables {
 			if tb := proc.tables[t.Name]; tb != nil {
 				// HAProxy 2.6 calls a section's table "/<name>" on the
@@ -42,6 +43,10 @@ func (proc *Process) startPeers() error {
 		}
 		pr := peers.Start(cfg)
 		proc.peers = append(proc.peers, pr)
+		if proc.peersByName == nil {
+			proc.peersByName = map[string]*peers.Peers{}
+		}
+		proc.peersByName[ps.Name] = pr
 		proc.OnStop(pr.Stop)
 	}
 	return nil
@@ -71,4 +76,36 @@ func listenPeer(a string) (net.Listener, error) {
 		return net.FileListener(f)
 	}
 	return net.Listen("tcp", peerAddr(a))
+}
+
+// PeersView is a peers section as show peers lists it.
+type PeersView struct {
+	Name     string
+	Disabled bool
+	Since    time.Time // when the section started
+	Peers    []peers.PeerStatus
+}
+
+// PeersSections lists the peers sections, the last declared first, as
+// HAProxy does.
+func (proc *Process) PeersSections() []PeersView {
+	var out []PeersView
+	for i := len(proc.Conf.Peers) - 1; i >= 0; i-- {
+		ps := proc.Conf.Peers[i]
+		v := PeersView{Name: ps.Name, Disabled: ps.Disabled, Since: proc.Start}
+		if pr := proc.peersByName[ps.Name]; pr != nil {
+			ids := map[string]string{}
+			for _, t := range ps.Tables {
+				ids[strings.TrimPrefix(t.Name, ps.Name)] = t.Name
+			}
+			for _, p := range proc.proxies {
+				if p.StickTable != nil && p.StickTable.Peers == ps.Name {
+					ids[p.Name] = p.Name
+				}
+			}
+			v.Peers = pr.Status(ps.Local, ids)
+		}
+		out = append(out, v)
+	}
+	return out
 }

@@ -23,11 +23,13 @@ import (
 type Process struct {
 	Conf *core.Config
 	// tables are the stick tables by name; made by New, read-only after.
-	tables  map[string]*stick.Table
-	peers   []*peers.Peers // the running peers sections; set by Run
-	Start   time.Time
-	PID     int
-	Threads int
+	tables map[string]*stick.Table
+	peers  []*peers.Peers // the running peers sections; set by Run
+	// peersByName are the same by section name; set by Run, read-only after.
+	peersByName map[string]*peers.Peers
+	Start       time.Time
+	PID         int
+	Threads     int
 
 	// stopping is closed when a soft stop begins.
 	stopOnce sync.Once

@@ -52,7 +52,8 @@ backend app
 `
 
 var (
-	peersRow = regexp.MustCompile(`key=(\S+) use=\d+ exp=\d+ (.*)`)
+	peersRow  = regexp.MustCompile(`key=(\S+) use=\d+ exp=\d+ (.*)`)
+	peersMask = regexp.MustCompile(`0x[0-9a-f]+|\[[^]]*\]|<NEVER>|<PAST>|\b\d+[dhms]\d*[hms]?\b|\d+(\.\d+)*(:\d+)?|\b[AB]\((local|remote),(active|inactive)\)|(NONE|ESTA|CONN|HSHK)`)
 )
 
 // tableRows is a table's entries without addresses and expiry, sorted.
@@ -136,6 +137,38 @@ func testPeers(t *testing.T, useTLS bool) {
 	get(goha, "/app?u=alice")
 	get(hap, "/app?u=bob")
 	same("after traffic on both")
+	// show peers has HAProxy's layout: the same lines, keys and order
+	// once addresses, figures and times are masked (HAProxy adds the
+	// tables its session is on, which goha leaves out; the connection
+	// line shows on the side that accepted the session only).
+	// Each side lists itself as the local peer and the other as the
+	// remote one, in the configuration's order reversed: the blocks are
+	// compared whatever their order.
+	shape := func(sock string) string {
+		out := strings.TrimRight(harness.MustSocket(t, sock, "show peers"), "\n")
+		var blocks []string
+		var cur []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "remote_table:") || strings.Contains(l, "last_local_table:") || strings.Contains(l, "xprt=") {
+				continue
+			}
+			if strings.HasPrefix(l, "  0x") && len(cur) > 0 {
+				blocks = append(blocks, strings.Join(cur, "\n"))
+				cur = nil
+			}
+			cur = append(cur, peersMask.ReplaceAllString(l, "X"))
+		}
+		blocks = append(blocks, strings.Join(cur, "\n"))
+		sort.Strings(blocks[1:])
+		return strings.Join(blocks, "\n")
+	}
+	var gs, hs string
+	if !harness.Within(5*time.Second, func() bool {
+		gs, hs = shape(goha.Dir+"/s.sock"), shape(hap.Dir+"/s.sock")
+		return gs == hs
+	}) {
+		t.Fatalf("show peers differs\n--- goha:\n%s\n--- haproxy:\n%s", gs, hs)
+	}
 	rows := strings.Join(tableRows(t, hap.Dir+"/s.sock", "app"), "\n")
 	if !strings.Contains(rows, "key=alice") && !strings.Contains(rows, "alice server_id=") {
 		t.Fatalf("HAProxy did not get goha's stick entry:\n%s", rows)
