@@ -22,6 +22,7 @@ var tcpActions = map[string]int{
 	"accept": 0, "reject": 0,
 	"set-var(": 1, "set-var-fmt(": 1, "unset-var(": 0,
 	"set-src": 1, "set-dst": 1, "set-src-port": 1, "set-dst-port": 1,
+	"expect-proxy": 1, // layer4, connection rules only
 }
 
 // TCPRuleArity returns how many words the action and its arguments take.
@@ -64,6 +65,14 @@ func parseTCPRequest(c *kwCtx, args []string) error {
 	words := args[1:]
 	if len(words) == 0 {
 		return errf("'tcp-request %s' expects an action.", stage)
+	}
+	if words[0] == "expect-proxy" {
+		switch {
+		case stage != "connection":
+			return errf("'expect-proxy layer4' is not allowed in 'tcp-request %s' rules in %s '%s'", stage, CapName(c.p.Cap), c.p.Name)
+		case len(words) < 2 || words[1] != "layer4":
+			return errf("'tcp-request connection expect-proxy' only supports 'layer4' in %s '%s' (got '%s')", CapName(c.p.Cap), c.p.Name, first(words[1:]))
+		}
 	}
 	n, ok := TCPRuleArity(words)
 	if !ok {

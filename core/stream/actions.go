@@ -200,6 +200,9 @@ type ruleScratch struct {
 	// session rules, the stream's in content rules. nil: no tracking.
 	tr      *tracking
 	trackIn *stkCounters
+	// expectProxy says a connection rule asked for a PROXY header
+	// (expect-proxy layer4).
+	expectProxy bool
 }
 
 // runTCPRules runs rules for v: false when one rejects. An accept ends
@@ -222,6 +225,8 @@ func runTCPRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) bool {
 			r.setAddr(v, &sc.smp)
 		case "stick":
 			sc.stick(r.sa, v)
+		case "expect-proxy":
+			sc.expectProxy = true
 		}
 	}
 	return true

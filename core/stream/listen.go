@@ -488,7 +488,7 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 	vars := sample.Vars{Proc: proc.procVars}
 	// The connection's addresses, as its rules may change them.
 	fcSrc, fcDst := c.RemoteAddr(), c.LocalAddr()
-	dstMoved := false
+	dstMoved, expectProxy := false, false
 	var trk stkCounters
 	if len(fe.tcp.conn) > 0 {
 		// Before any handshake (PROXY header, TLS), as in HAProxy.
@@ -501,9 +501,10 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 		}
 		dstMoved = v.Local != fcDst
 		fcSrc, fcDst = v.Client, v.Local
+		expectProxy = sc.expectProxy
 	}
 	src, dst := fcSrc, fcDst
-	if core.BindFlag(l.bind, "accept-proxy") {
+	if expectProxy || core.BindFlag(l.bind, "accept-proxy") {
 		// The header comes before anything else, TLS included, and must
 		// arrive within the client timeout.
 		if t := fe.Timeouts.Client; t > 0 {
