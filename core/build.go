@@ -24,6 +24,9 @@ type builder struct {
 	defTrack  []string
 	defRefs   map[*Proxy]uint8 // how each defaults section was used: by name (1), as the last one (2)
 	localPeer string           // the name this process has in peers sections
+	// localPeerSet says -L named it; peersSeen that a peers section was
+	// read: either way a later localpeer line does not change it.
+	localPeerSet, peersSeen bool
 	dontFail  bool             // -dr
 	aborted   bool             // an error after which HAProxy reads no further (abortErr)
 }
@@ -71,6 +74,7 @@ type BuildOptions struct {
 // BuildWith is Build with the command line's options.
 func BuildWith(sections []config.Section, d *diag.Collector, o BuildOptions) *Config {
 	b := &builder{cfg: &Config{Global: defaultGlobal(), Defaults: map[string]*Proxy{}}, d: d, localPeer: o.LocalPeer, dontFail: o.ResolveDontFail}
+	b.localPeerSet = b.localPeer != ""
 	if b.localPeer == "" {
 		b.localPeer, _ = os.Hostname()
 	}

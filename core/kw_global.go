@@ -178,6 +178,17 @@ var globalKeywords = []Keyword{
 	{Name: "ssl-default-bind-ciphers", Scope: scopeGlobal, Args: 1, Parse: setString(func(c *kwCtx) *string { return &c.g.SSLDefaultBindCiphers })},
 	{Name: "ssl-default-bind-ciphersuites", Scope: scopeGlobal, Args: 1, Unimplemented: Warned},
 	{Name: "node", Scope: scopeGlobal, Args: 1, Parse: setString(func(c *kwCtx) *string { return &c.g.Node })},
+	{Name: "localpeer", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
+		if len(args) < 1 || args[0] == "" {
+			return errf("'%s' expects a name as an argument.", c.kw)
+		}
+		// -L wins, and so do the peers sections read before, as in
+		// HAProxy.
+		if !c.b.localPeerSet && !c.b.peersSeen {
+			c.b.localPeer = args[0]
+		}
+		return nil
+	}},
 	{Name: "unix-bind", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		for i := 0; i < len(args); i += 2 {
 			switch args[i] {

@@ -24,6 +24,7 @@ func parsePeersSection(b *builder, s *config.Section) {
 		b.d.Alertf(s.Pos, "'peers' expects an <id> argument")
 		return
 	}
+	b.peersSeen = true
 	ps := &PeersSection{Name: s.Name, LocalName: b.localPeer}
 	hasLocal := false
 	var defSrv ServerConf

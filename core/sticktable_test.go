@@ -49,3 +49,20 @@ func FuzzParseStickTable(f *testing.F) {
 		}
 	})
 }
+
+// localpeer names this process in peers sections, unless a peers section
+// came first (or -L named it): then the host name stays.
+func TestLocalPeer(t *testing.T) {
+	peers := "peers p\n    peer me 127.0.0.1:10000\n    peer other 127.0.0.1:10001\n    table t type ip size 10\n"
+	cfg, msgs := buildText(t, "global\n    localpeer me\n"+peers)
+	if len(cfg.Peers) != 1 || cfg.Peers[0].LocalName != "me" || cfg.Peers[0].Local != "127.0.0.1:10000" || len(cfg.Peers[0].Peers) != 1 {
+		t.Fatalf("%+v %v", cfg.Peers, msgs)
+	}
+	if len(cfg.Peers[0].Tables) != 1 || cfg.Peers[0].Tables[0].Name != "p/t" {
+		t.Fatalf("tables %+v", cfg.Peers[0].Tables)
+	}
+	cfg, _ = buildText(t, peers+"global\n    localpeer me\n")
+	if len(cfg.Peers) != 0 {
+		t.Fatalf("localpeer after the section changed its local peer: %+v", cfg.Peers)
+	}
+}
