@@ -27,8 +27,8 @@ type builder struct {
 	// localPeerSet says -L named it; peersSeen that a peers section was
 	// read: either way a later localpeer line does not change it.
 	localPeerSet, peersSeen bool
-	dontFail  bool             // -dr
-	aborted   bool             // an error after which HAProxy reads no further (abortErr)
+	dontFail                bool // -dr
+	aborted                 bool // an error after which HAProxy reads no further (abortErr)
 }
 
 // sectionHandlers handle sections other than global and proxies. A handler
