@@ -154,6 +154,7 @@ defaults
 frontend fe
     bind "fd@${FE}"
     use_backend sess if { path_beg /s }
+    use_backend persist if { path_beg /q }
     default_backend byparam
 backend byparam
     balance roundrobin
@@ -162,6 +163,14 @@ backend byparam
     server a @A@
     server b @B@
     server c @C@
+backend persist
+    balance roundrobin
+    option persist
+    stick-table type string len 32 size 100
+    stick on urlp(client)
+    server a @A@ check inter 1h
+    server b @B@ check inter 1h
+    server c @C@ check inter 1h
 backend sess
     balance roundrobin
     stick-table type string len 32 size 100 srvkey addr
@@ -173,8 +182,10 @@ backend sess
 `
 
 // TestStickPersistenceAgainstHAProxy: stick on, stick match and stick
-// store-response send a client back to the server that served it, and
-// the tables show what HAProxy 2.6's show.
+// store-response send a client back to the server that served it, a
+// server in maintenance or down loses its clients to another one (which
+// they then stick to) unless option persist keeps them, and the tables
+// show what HAProxy 2.6's show.
 func TestStickPersistenceAgainstHAProxy(t *testing.T) {
 	var addrs []string
 	for _, n := range []string{"a", "b", "c"} {
@@ -208,6 +219,7 @@ func TestStickPersistenceAgainstHAProxy(t *testing.T) {
 		}
 		for _, c := range []string{"x", "y", "z", "x", "y", "w", "x", "z"} {
 			fmt.Fprintf(&b, "client=%s -> %s\n", c, get("/p?client="+c, ""))
+			fmt.Fprintf(&b, "persist client=%s -> %s\n", c, get("/q?client="+c, ""))
 		}
 		for _, u := range []string{"1", "2", "3"} {
 			first := get("/s?u="+u, "")
@@ -218,7 +230,25 @@ func TestStickPersistenceAgainstHAProxy(t *testing.T) {
 			}
 			b.WriteString("\n")
 		}
-		for _, tb := range []string{"byparam", "sess"} {
+		// A stuck server in maintenance, then down: its clients go to
+		// another server and stick to it; with option persist
+		// (persist backend), a down server keeps them, one in
+		// maintenance does not.
+		for _, step := range []string{"set server byparam/a state maint", "set server persist/a state maint"} {
+			harness.MustSocket(t, p.Dir+"/s.sock", step)
+		}
+		for _, c := range []string{"x", "y", "z", "w"} {
+			fmt.Fprintf(&b, "maint client=%s -> %s\n", c, get("/p?client="+c, ""))
+		}
+		for _, c := range []string{"x", "y"} {
+			fmt.Fprintf(&b, "persist-maint client=%s -> %s\n", c, get("/q?client="+c, ""))
+		}
+		harness.MustSocket(t, p.Dir+"/s.sock", "set server persist/a state ready")
+		harness.MustSocket(t, p.Dir+"/s.sock", "set server persist/a health down")
+		for _, c := range []string{"x", "y"} {
+			fmt.Fprintf(&b, "persist-down client=%s -> %s\n", c, get("/q?client="+c, ""))
+		}
+		for _, tb := range []string{"byparam", "sess", "persist"} {
 			out := harness.MustSocket(t, p.Dir+"/s.sock", "show table "+tb)
 			out = stickPtr.ReplaceAllString(out, "PTR:")
 			out = stickExp.ReplaceAllString(out, "exp=X")
@@ -231,7 +261,7 @@ func TestStickPersistenceAgainstHAProxy(t *testing.T) {
 	if got != want {
 		t.Errorf("goha and HAProxy differ\n--- goha:\n%s\n--- haproxy:\n%s", got, want)
 	}
-	if !strings.Contains(want, "server_key=127.0.0.1:") || strings.Count(want, "server_id=") != 7 {
+	if !strings.Contains(want, "server_key=127.0.0.1:") || !strings.Contains(want, "maint client=x -> b") || strings.Count(want, "server_id=") != 11 {
 		t.Errorf("the scenario no longer stores servers:\n%s", want)
 	}
 }
