@@ -340,7 +340,9 @@ func (proc *Process) acquire(l *listener) bool {
 		return limit <= 0 || cur.Load()+resv.Load() <= limit
 	}
 	for {
-		if proc.stoppingNow() {
+		// A shut frontend's loop ends here when it was not waiting in
+		// accept(2) as its listener closed.
+		if proc.stoppingNow() || l.fe.FrontendShut() {
 			return false
 		}
 		if !l.fe.FrontendStopped() {
