@@ -76,6 +76,13 @@ func parseTyped(a *Arg, k argKind, pos int) error {
 		a.I = n
 	case aMsk4, aMsk6:
 		p, ok := parseMask(a.S, k == aMsk6)
+		if !ok && k == aMsk6 {
+			// HAProxy takes any IPv6 address as a mask, ones or not
+			// contiguous: the converter ANDs it.
+			if m, err := netip.ParseAddr(a.S); err == nil && m.Is6() && !m.Is4In6() {
+				a.V, ok = m.As16(), true
+			}
+		}
 		if !ok {
 			return bad
 		}

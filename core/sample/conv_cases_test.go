@@ -137,6 +137,8 @@ var convCases = []struct {
 	{"ipv6(2001:db8::1),ipmask(24,32)", "2001:db8::", false},
 	{"ipv6(2001:db8::1),ipmask(24)", "", true},
 	{"ipv6(::ffff:10.1.2.3),ipmask(8,64)", "10.0.0.0", false},
+	// Any IPv6 address is a mask, as in HAProxy: the converter ANDs it.
+	{"ipv6(2001:db8:1:2:3:4:5:6),ipmask(24,ffff:ffff:ffff:ffff:c001:c001:0:0)", "2001:db8:1:2:1::", false},
 	{"str('{\"iss\":\"kubernetes.io/serviceaccount\"}'),json_query('$.iss')", "kubernetes.io/serviceaccount", false},
 	{"str('{\"integer\":4}'),json_query('$.integer',int),add(1)", "5", false},
 	{"str('{\"integer\":-4}'),json_query('$.integer',int),add(1)", "-3", false},

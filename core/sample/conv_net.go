@@ -23,6 +23,14 @@ func convIPMask(r *Request, a []Arg, s *Sample) bool {
 	if len(a) < 2 || !ip.Is6() {
 		return false
 	}
+	if m, ok := a[1].V.([16]byte); ok {
+		b := ip.As16()
+		for i := range b {
+			b[i] &= m[i]
+		}
+		s.T, s.IP = TIPv6, netip.AddrFrom16(b)
+		return true
+	}
 	p, _ := ip.Prefix(a[1].IP.Bits())
 	s.T, s.IP = TIPv6, netip.AddrFrom16(p.Addr().As16())
 	return true
