@@ -47,3 +47,23 @@ func TestCompileOtherErrors(t *testing.T) {
 		t.Errorf("early-hint accepted in http-response")
 	}
 }
+
+// A monitor-uri beginning with '/' matches the path of an absolute-form
+// request too; another one matches the whole URI only (HAProxy 2.6).
+func TestIsMonitorURI(t *testing.T) {
+	for _, c := range []struct {
+		m, uri string
+		want   bool
+	}{
+		{"/health", "/health", true},
+		{"/health", "http://www.haproxy.org/health", true},
+		{"/health", "/hEAlth", false},
+		{"/health", "/health?x", false},
+		{"http://www.haproxy.org/health", "http://www.haproxy.org/health", true},
+		{"http://www.haproxy.org/health", "/health", false},
+	} {
+		if got := isMonitorURI(c.m, []byte(c.uri)); got != c.want {
+			t.Errorf("monitor-uri %q, request %q: %v", c.m, c.uri, got)
+		}
+	}
+}

@@ -386,7 +386,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	hc.roomReq.start(req, bodyData(cbuf.Bytes(), req, hlen), g.BufSize, g.MaxRewrite)
 	hc.room = &hc.roomReq
 	// Frontend rules, then the backend's.
-	if fe.MonitorURI != "" && string(req.URI()) == fe.MonitorURI {
+	if fe.MonitorURI != "" && isMonitorURI(fe.MonitorURI, req.URI()) {
 		return proc.monitor(fe, c, cbuf, hc, hlen), false
 	}
 	if done, keep := proc.applyReqRules(fe, fe.reqRules, view, hc, c, cbuf, hlen, si); done {

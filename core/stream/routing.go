@@ -129,6 +129,20 @@ func (hc *hconn) useServer(be *proxy) *server {
 	return nil
 }
 
+// isMonitorURI says whether uri is the monitor-uri m: as in HAProxy, an m
+// that begins with '/' matches the path (an absolute-form request's
+// included), another the whole URI.
+func isMonitorURI(m string, uri []byte) bool {
+	if string(uri) == m {
+		return true
+	}
+	if m[0] != '/' {
+		return false
+	}
+	pre, _, _ := splitURI(uri)
+	return string(uri[len(pre):]) == m
+}
+
 // monitor answers a request for the frontend's monitor-uri: 200, or 503
 // when a monitor fail condition holds, as the proxy's error pages for
 // those codes say. Like HAProxy, it logs nothing.
