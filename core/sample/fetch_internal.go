@@ -417,3 +417,39 @@ var hostname = sync.OnceValue(func() []byte {
 	h, _ := os.Hostname()
 	return []byte(h)
 })
+
+// The converters that read a proxy figure by the name in their input:
+// nbsrv (a backend's usable servers) and srv_queue (a server's queue,
+// "<backend>/<server>" or a server of the stream's backend).
+func init() {
+	RegisterConvs(
+		Conv{Name: "nbsrv", In: TStr, Out: TSint, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			pi, ok := r.Stream.(ProxyInfo)
+			if !ok || len(s.B) == 0 {
+				return false
+			}
+			v, ok := pi.ProxyStat(string(s.B), BeNbSrv)
+			if !ok {
+				return false
+			}
+			s.setInt(v)
+			return true
+		}},
+		Conv{Name: "srv_queue", In: TStr, Out: TSint, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			pi, ok := r.Stream.(ProxyInfo)
+			if !ok || len(s.B) == 0 {
+				return false
+			}
+			be, srv, found := strings.Cut(string(s.B), "/")
+			if !found {
+				be, srv = "", be
+			}
+			v, ok := pi.ServerStat(be, srv, SrvQueue)
+			if !ok {
+				return false
+			}
+			s.setInt(v)
+			return true
+		}},
+	)
+}
