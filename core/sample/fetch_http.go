@@ -67,8 +67,26 @@ func init() {
 		Fetch{Name: "req_ver", Out: TStr, Need: NeedReqHdr, Fn: reqPart(version)},
 		Fetch{Name: "res.ver", Out: TStr, Need: NeedResHdr, Fn: resPart(version)},
 		Fetch{Name: "resp_ver", Out: TStr, Need: NeedResHdr, Fn: resPart(version)},
-		Fetch{Name: "req.proto_http", Out: TBool, Need: NeedReq, Fn: func(r *Request, a []Arg, s *Sample) bool {
-			s.setBool(r.request() != nil)
+		Fetch{Name: "req.proto_http", Out: TBool, Need: NeedReq, Fn: protoHTTP},
+		Fetch{Name: "req_proto_http", Out: TBool, Need: NeedReq, Fn: protoHTTP},
+		// The connections' HTTP encodings: goha speaks HTTP/1 on both
+		// sides, and tcp streams have none.
+		Fetch{Name: "fc_http_major", Out: TSint, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			if r.request() == nil {
+				return false
+			}
+			s.setInt(1)
+			return true
+		}},
+		Fetch{Name: "bc_http_major", Out: TSint, Need: NeedServerConn, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			ci, ok := r.Stream.(ConnInfo)
+			if !ok || r.request() == nil {
+				return false
+			}
+			if _, _, up := ci.ServerAddrs(); !up {
+				return false
+			}
+			s.setInt(1)
 			return true
 		}},
 		Fetch{Name: "status", Out: TSint, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool {
@@ -142,6 +160,11 @@ func fetchArgAddr(r *Request, a []Arg, s *Sample) bool {
 
 // addrOf is an address's IP (as ipv4 when it is one, mapped or not) or its
 // port.
+func protoHTTP(r *Request, a []Arg, s *Sample) bool {
+	s.setBool(r.request() != nil)
+	return true
+}
+
 func addrOf(a net.Addr, s *Sample, port bool) bool {
 	var ap netip.AddrPort
 	switch x := a.(type) {

@@ -27,6 +27,8 @@ type sampleStream struct {
 	shard int
 	insp  *inspection // the client's bytes under tcp-request content inspection; nil if none
 	trk   *tracking   // the stick counters the stream updates; nil if none
+	// srvConn is a tcp stream's server connection once connected.
+	srvConn net.Conn
 	// resInsp is the server's bytes under tcp-response content
 	// inspection; nil if none.
 	resInsp *inspection
@@ -314,7 +316,20 @@ func (ss *sampleStream) ClientTCPInfo(ti *sample.TCPInfo) bool {
 
 // ServerAddrs is not known to the stream's record: the bc_* fetches give
 // no sample.
-func (ss *sampleStream) ServerAddrs() (net.Addr, net.Addr, bool) { return nil, nil, false }
+// ServerAddrs are the server connection's addresses: a tcp stream's, or
+// an HTTP exchange's while it has one.
+func (ss *sampleStream) ServerAddrs() (net.Addr, net.Addr, bool) {
+	c := ss.srvConn
+	if c == nil && ss.si.hc != nil {
+		if sc := ss.si.hc.srvc.Load(); sc != nil {
+			c = sc.Conn
+		}
+	}
+	if c == nil {
+		return nil, nil, false
+	}
+	return c.LocalAddr(), c.RemoteAddr(), true
+}
 
 // TLSState is the client connection's handshake, when it is TLS.
 func (ss *sampleStream) TLSState() *tls.ConnectionState {

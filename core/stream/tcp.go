@@ -192,6 +192,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, c
 		return
 	}
 	si.srv = srv
+	ss.srvConn = sc
 	connected := time.Now()
 	srv.Counters.SessionStart(connected)
 	ent.srv.Store(srv)
