@@ -67,6 +67,13 @@ type Target struct {
 	Backend, Server string
 }
 
+// slack is added to a probe's deadline d: HAProxy's event loop sees a
+// connection complete as soon as the kernel does, while a probe's
+// goroutine on a busy machine may run tens of milliseconds late, and a
+// short inter (20ms) would then time out checks of servers that answered
+// in time. It is at most 100ms, and small deadlines keep their scale.
+func slack(d time.Duration) time.Duration { return min(5*d, 100*time.Millisecond) }
+
 // Timeouts are the probe deadlines: the connection may take up to Inter, or
 // min(Inter, Connect) when Check is set; once connected, the rest of the
 // probe has Check when set, else what is left of Inter.
@@ -465,9 +472,9 @@ func (p *probe) connect(r *Rule) evalRet {
 	}
 
 	now := time.Now()
-	p.deadline = now.Add(p.to.Inter)
+	p.deadline = now.Add(p.to.Inter + slack(p.to.Inter))
 	if p.to.Check > 0 && p.to.Connect > 0 && p.to.Connect < p.to.Inter {
-		p.deadline = now.Add(p.to.Connect)
+		p.deadline = now.Add(p.to.Connect + slack(p.to.Connect))
 	}
 	ctx, cancel := context.WithDeadline(p.ctx, p.deadline)
 	defer cancel()
