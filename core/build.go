@@ -324,8 +324,9 @@ func (b *builder) validate() {
 		for _, check := range proxyChecks {
 			check(b, p)
 		}
-		if p.Mode != ModeHTTP {
-			// A tcp-mode stream never parses HTTP: its rules cannot run.
+		if p.Mode != ModeHTTP && !p.upgradesToHTTP() {
+			// A tcp-mode stream that never becomes HTTP (switch-mode
+			// http, an HTTP backend) cannot run them.
 			for _, r := range []struct {
 				kw    string
 				rules []LineDef
@@ -450,4 +451,15 @@ func (b *builder) refDefaults(s *config.Section, tmpl *Proxy) {
 				"To avoid any ambiguity don't mix both usage. Add a last defaults section not explicitly used or always use explicit references.", tmpl.Name, tmpl.Pos)})
 	}
 	b.defRefs[tmpl] |= use
+}
+
+// upgradesToHTTP says whether a tcp frontend's streams may become HTTP:
+// a switch-mode http content rule, or an HTTP default backend.
+func (p *Proxy) upgradesToHTTP() bool {
+	for _, r := range p.TCPReqRules {
+		if r.Stage == "content" && len(r.Words) > 0 && r.Words[0] == "switch-mode" {
+			return true
+		}
+	}
+	return p.DefBE != nil && p.DefBE.Mode == ModeHTTP
 }

@@ -25,6 +25,16 @@ var tcpActions = map[string]int{
 	"expect-proxy": 1, // layer4, connection rules only
 }
 
+func init() {
+	// switch-mode http [proto h1], content rules only (parseTCPRequest).
+	tcpArity["switch-mode"] = func(args []string) int {
+		if len(args) > 1 && args[1] == "proto" {
+			return 3
+		}
+		return 1
+	}
+}
+
 // TCPRuleArity returns how many words the action and its arguments take.
 func TCPRuleArity(words []string) (int, bool) {
 	if f, ok := tcpArity[actionKey(words[0])]; ok {
@@ -65,6 +75,24 @@ func parseTCPRequest(c *kwCtx, args []string) error {
 	words := args[1:]
 	if len(words) == 0 {
 		return errf("'tcp-request %s' expects an action.", stage)
+	}
+	if words[0] == "switch-mode" && stage != "content" {
+		return errf("'tcp-request %s' expects 'accept', 'reject', ... in %s '%s' (got 'switch-mode'): 'switch-mode' is for content rules.", stage, CapName(c.p.Cap), c.p.Name)
+	}
+	if words[0] == "switch-mode" {
+		switch {
+		case c.p.Cap&CapFE == 0:
+			return errf("'tcp-request switch-mode' not allowed because %s '%s' has no frontend capability", CapName(c.p.Cap), c.p.Name)
+		case len(words) < 2:
+			return errf("'tcp-request switch-mode' expects a mode as argument.")
+		case words[1] != "http":
+			return errf("'tcp-request switch-mode' expects a valid mode (got '%s').", words[1])
+		case len(words) > 2 && words[2] == "proto" && first(words[3:]) != "h1":
+			if p := first(words[3:]); p == "h2" || p == "fcgi" {
+				return errf("'tcp-request switch-mode' : 'proto %s' is not supported by goha.", p)
+			}
+			return errf("'tcp-request switch-mode': 'proto' expects a valid MUX protocol, if specified (got '%s')", first(words[3:]))
+		}
 	}
 	if words[0] == "expect-proxy" {
 		switch {

@@ -161,6 +161,10 @@ func fetchArgAddr(r *Request, a []Arg, s *Sample) bool {
 // addrOf is an address's IP (as ipv4 when it is one, mapped or not) or its
 // port.
 func protoHTTP(r *Request, a []Arg, s *Sample) bool {
+	if r.request() == nil && partial(r, false) {
+		// A tcp stream's request may be on its way: no answer yet.
+		return false
+	}
 	s.setBool(r.request() != nil)
 	return true
 }

@@ -33,7 +33,7 @@ const (
 // delay. found says the fetch gave a sample: then only lengths change, as
 // in HAProxy, whose payload and TLS fetches are final once their bytes are
 // all there. final says a converter decided that no sample would come.
-func (t *Term) mayChange(found, final bool) bool {
+func (t *Term) mayChange(found, final, noHead bool) bool {
 	f := t.expr.fetch
 	switch f.Name {
 	case "wait_end":
@@ -46,7 +46,15 @@ func (t *Term) mayChange(found, final bool) bool {
 			return true
 		}
 	}
-	return !found && !final && (f.Need == NeedReqBuf || f.Need == NeedResBuf)
+	switch f.Need {
+	case NeedReqBuf, NeedResBuf:
+		return !found && !final
+	case NeedReq, NeedReqHdr, NeedHdr:
+		// An HTTP fetch on a tcp stream reads the request once its
+		// head is whole: until then it may change.
+		return !found && !final && noHead
+	}
+	return false
 }
 
 // EvalPartial evaluates the expression as Eval does, and says, when it
@@ -88,7 +96,7 @@ func (c *Cond) EvalPartial(v *Request) (match, miss bool) {
 					break
 				}
 				found := term.found(v)
-				if term.mayChange(found, v.final) {
+				if term.mayChange(found, v.final, v.Head == nil) {
 					t = triMiss
 				}
 			}

@@ -201,8 +201,9 @@ type ruleScratch struct {
 	tr      *tracking
 	trackIn *stkCounters
 	// expectProxy says a connection rule asked for a PROXY header
-	// (expect-proxy layer4).
-	expectProxy bool
+	// (expect-proxy layer4); switchHTTP that a content rule switched a
+	// tcp stream to HTTP (switch-mode http).
+	expectProxy, switchHTTP bool
 }
 
 // runTCPRules runs rules for v: false when one rejects. An accept ends
@@ -227,6 +228,11 @@ func runTCPRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) bool {
 			sc.stick(r.sa, v)
 		case "expect-proxy":
 			sc.expectProxy = true
+		case "switch-mode":
+			// Already HTTP: the stream was switched, or is an HTTP
+			// one; it ends the rules as an accept.
+			decided(v, &r.pos)
+			return true
 		}
 	}
 	return true

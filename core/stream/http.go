@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"goha/core"
@@ -177,6 +178,10 @@ func (proc *Process) serveHTTP(cs *connState) bool {
 	cbuf := bufPool.Get()
 	defer bufPool.Put(cbuf)
 	cbuf.Reset()
+	if len(cs.pending) > 0 {
+		cbuf.Fill(bytes.NewReader(cs.pending))
+		cs.pending = nil
+	}
 	hc.req.MaxSize = proc.Conf.Global.BufSize - proc.Conf.Global.MaxRewrite
 	hc.resp.MaxSize = hc.req.MaxSize
 	ctx := ctxStop(proc)

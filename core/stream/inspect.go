@@ -145,6 +145,11 @@ func runContentRules(rules []*tcpRule, v *sample.Request, sc *ruleScratch) verdi
 		case "close":
 			decided(v, &r.pos)
 			return verdictClose
+		case "switch-mode":
+			// The stream goes on as HTTP (see serveTCP): an accept.
+			decided(v, &r.pos)
+			sc.switchHTTP = true
+			return verdictAccept
 		case "var":
 			r.v.apply(v, &sc.smp, &sc.buf)
 		case "addr":

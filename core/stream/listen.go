@@ -464,6 +464,9 @@ type connState struct {
 	ent      streamEntry // the stream's place in show sess
 	priv     privConn    // the session's private server connection
 	vars     sample.Vars // the session's variables
+	// pending is what a tcp stream read before it became HTTP, served
+	// first (see serveTCP).
+	pending []byte
 	// src and dst are the session's addresses (a PROXY header's, or
 	// what tcp-request connection and session rules set); fcSrc and
 	// fcDst the connection's (what tcp-request connection rules set).
@@ -561,7 +564,10 @@ func (proc *Process) serveConn(l *listener, c net.Conn, shard int, now time.Time
 		proc.runHTTP(cs)
 		return
 	}
-	proc.serveTCP(fe, c, shard, now, cs)
+	if proc.serveTCP(fe, c, shard, now, cs) {
+		proc.runHTTP(cs)
+		return
+	}
 	proc.endConn(cs)
 }
 

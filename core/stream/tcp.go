@@ -104,8 +104,17 @@ func (p *proxy) connectTimeout() time.Duration {
 // serveTCP forwards a tcp-mode connection to a server of the default
 // backend, both ways, with half-close. ent is the stream's place in show
 // sess.
-func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, cs *connState) {
-	defer c.Close()
+//
+// It returns true when the stream becomes HTTP instead: a content rule's
+// switch-mode http, or a backend in HTTP mode (HAProxy's implicit
+// upgrade); the bytes read so far are in cs.pending, and the connection
+// is the caller's to serve.
+func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, cs *connState) (upgraded bool) {
+	defer func() {
+		if !upgraded {
+			c.Close()
+		}
+	}()
 	ent := &cs.ent
 	si := &streamInfo{accept: now, client: cs.src, fe: fe, term: [2]byte{'-', '-'}}
 	be := fe.defBE
@@ -130,6 +139,10 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, c
 			be = r.be
 			break
 		}
+	}
+	if rs.switchHTTP || (be != nil && be.Mode == core.ModeHTTP) {
+		cs.pending = append(cs.pending[:0], in.buf...)
+		return true
 	}
 	if be != nil && be != fe && len(be.tcp.content) > 0 && !proc.inspect(c, in, be.tcp.content, be.InspectDelay, view, &rs) {
 		be.BE.Dreq.Add(1)
@@ -279,6 +292,7 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, c
 	si.tt = time.Since(now)
 	leave()
 	proc.logTCP(si)
+	return false
 }
 
 // tunnelTO are the inactivity timeouts of a stream's two sides once it
