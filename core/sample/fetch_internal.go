@@ -453,3 +453,60 @@ func init() {
 		}},
 	)
 }
+
+// FrontendInfo is the running process's side of fe_defbe and dst_conn.
+type FrontendInfo interface {
+	// DefaultBackend is the frontend's default_backend.
+	DefaultBackend() (name string, ok bool)
+	// ListenerConns is the connections the client's listener has now,
+	// the client's included.
+	ListenerConns() (n int64, ok bool)
+}
+
+func init() {
+	RegisterFetches(
+		Fetch{Name: "fe_defbe", Out: TStr, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			fi, ok := r.Stream.(FrontendInfo)
+			if !ok {
+				return false
+			}
+			name, ok := fi.DefaultBackend()
+			if !ok {
+				return false
+			}
+			s.setStr(append(r.alloc(len(name)), name...))
+			return true
+		}},
+		Fetch{Name: "dst_conn", Out: TSint, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			fi, ok := r.Stream.(FrontendInfo)
+			if !ok {
+				return false
+			}
+			n, ok := fi.ListenerConns()
+			if !ok {
+				return false
+			}
+			s.setInt(n)
+			return true
+		}},
+		// goha neither caches nor compresses (both are refused in the
+		// configuration): no response comes from a cache or is
+		// compressed, and there is no cache or algorithm to name.
+		Fetch{Name: "res.cache_hit", Out: TBool, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			if r.response() == nil {
+				return false
+			}
+			s.setBool(false)
+			return true
+		}},
+		Fetch{Name: "res.comp", Out: TBool, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			if r.response() == nil {
+				return false
+			}
+			s.setBool(false)
+			return true
+		}},
+		Fetch{Name: "res.cache_name", Out: TStr, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool { return false }},
+		Fetch{Name: "res.comp_algo", Out: TStr, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool { return false }},
+	)
+}

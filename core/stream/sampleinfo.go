@@ -53,6 +53,7 @@ var (
 	_ sample.CaptureInfo   = (*sampleStream)(nil)
 	_ sample.UniqueIDInfo  = (*sampleStream)(nil)
 	_ sample.StickCounters = (*sampleStream)(nil)
+	_ sample.FrontendInfo  = (*sampleStream)(nil)
 	_ sample.RuleInfo      = (*sampleStream)(nil)
 )
 
@@ -106,6 +107,22 @@ func (ss *sampleStream) Server() (string, int, bool) {
 // Listener is the bind line the connection came through; its id is its
 // place among the frontend's bind lines, from 1, as HAProxy numbers a
 // frontend's listeners when each bind line has one address.
+// DefaultBackend is the frontend's default_backend (fe_defbe).
+func (ss *sampleStream) DefaultBackend() (string, bool) {
+	if fe := ss.si.fe; fe != nil && fe.defBE != nil {
+		return fe.defBE.Name, true
+	}
+	return "", false
+}
+
+// ListenerConns is the client's listener's current connections (dst_conn).
+func (ss *sampleStream) ListenerConns() (int64, bool) {
+	if ss.ent == nil || ss.ent.l == nil || ss.ent.l.bind == nil {
+		return 0, false
+	}
+	return ss.ent.l.bind.Counters.Scur.Load(), true
+}
+
 func (ss *sampleStream) Listener() (string, int, bool) {
 	if ss.ent == nil || ss.ent.l == nil || ss.ent.l.bind == nil {
 		return "", 0, false
