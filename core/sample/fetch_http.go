@@ -78,12 +78,39 @@ func init() {
 			s.setInt(1)
 			return true
 		}},
-		Fetch{Name: "bc_http_major", Out: TSint, Need: NeedServerConn, Fn: func(r *Request, a []Arg, s *Sample) bool {
-			ci, ok := r.Stream.(ConnInfo)
-			if !ok || r.request() == nil {
+		// The connections' error codes: 0 ("Success") on the
+		// established ones rules and logs read. goha does not log the
+		// connections that fail before a stream begins.
+		Fetch{Name: "fc_err", Out: TSint, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			if r.Client == nil {
 				return false
 			}
-			if _, _, up := ci.ServerAddrs(); !up {
+			s.setInt(0)
+			return true
+		}},
+		Fetch{Name: "fc_err_str", Out: TStr, Need: NeedL4, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			if r.Client == nil {
+				return false
+			}
+			s.setStr(successText)
+			return true
+		}},
+		Fetch{Name: "bc_err", Out: TSint, Need: NeedServerConn, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			if !serverUp(r) {
+				return false
+			}
+			s.setInt(0)
+			return true
+		}},
+		Fetch{Name: "bc_err_str", Out: TStr, Need: NeedServerConn, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			if !serverUp(r) {
+				return false
+			}
+			s.setStr(successText)
+			return true
+		}},
+		Fetch{Name: "bc_http_major", Out: TSint, Need: NeedServerConn, Fn: func(r *Request, a []Arg, s *Sample) bool {
+			if r.request() == nil || !serverUp(r) {
 				return false
 			}
 			s.setInt(1)
@@ -160,6 +187,20 @@ func fetchArgAddr(r *Request, a []Arg, s *Sample) bool {
 
 // addrOf is an address's IP (as ipv4 when it is one, mapped or not) or its
 // port.
+// serverUp says whether the stream has its server connection.
+func serverUp(r *Request) bool {
+	ci, ok := r.Stream.(ConnInfo)
+	if !ok {
+		return false
+	}
+	_, _, up := ci.ServerAddrs()
+	return up
+}
+
+// successText is HAProxy's text for a connection without error; read
+// only.
+var successText = []byte("Success")
+
 func protoHTTP(r *Request, a []Arg, s *Sample) bool {
 	if r.request() == nil && partial(r, false) {
 		// A tcp stream's request may be on its way: no answer yet.
