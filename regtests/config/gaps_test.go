@@ -21,7 +21,7 @@ var gapCases = []struct {
 	{"stats-uri", inFrontend("!stats uri /stats"), "stats uri", true},
 	{"compression", inBackend("!compression algo gzip"), "compression", true},
 	{"capture-cookie", inFrontend("!capture cookie SRV len 10"), "capture cookie", true},
-	{"tcp-request-switch-mode", inFrontend("!tcp-request content switch-mode http"), "tcp-request content switch-mode", true},
+	{"tcp-request-session-silent-drop", inFrontend("!tcp-request session silent-drop"), "tcp-request session silent-drop", true},
 	{"h1-case-adjust", inGlobal("!h1-case-adjust content-type Content-Type"), "h1-case-adjust", true},
 	{"server-source", inBackend("!server s2 127.0.0.1:2 source 127.0.0.1"), "source", true},
 	{"server-proto-h2", inBackend("!server s2 127.0.0.1:2 proto h2"), "proto h2", true},
