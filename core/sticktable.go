@@ -1,11 +1,13 @@
 package core
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"goha/core/config"
+	"goha/core/diag"
 	"goha/core/stick"
 )
 
@@ -236,6 +238,23 @@ func storeConflicts(kw string, st []stick.Stored) error {
 		return errf("%s: simultaneous usage of 'gpc_rate' and 'gpc[0/1]_rate' in a same table is not permitted as 'gpc_rate' overrides 'gpc[0/1]_rate'.", kw)
 	}
 	return nil
+}
+
+// A proxy's table that names a peers section needs one (an incomplete
+// section, removed, counts as none), as HAProxy checks.
+func init() {
+	registerProxyCheck(func(b *builder, p *Proxy) {
+		t := p.StickTable
+		if t == nil || t.Peers == "" {
+			return
+		}
+		for _, ps := range b.cfg.Peers {
+			if ps.Name == t.Peers {
+				return
+			}
+		}
+		b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Proxy '%s': unable to find sync peers '%s'.", p.Name, t.Peers)})
+	})
 }
 
 // StickTables returns the configuration's stick tables by name.

@@ -66,3 +66,15 @@ func TestLocalPeer(t *testing.T) {
 		t.Fatalf("localpeer after the section changed its local peer: %+v", cfg.Peers)
 	}
 }
+
+// A table that names a peers section needs one, as HAProxy checks.
+func TestStickTableUnknownPeers(t *testing.T) {
+	_, msgs := buildText(t, "backend b\n    stick-table type ip size 10 peers nope\n")
+	found := false
+	for _, m := range msgs {
+		found = found || m == "[ALERT] config : Proxy 'b': unable to find sync peers 'nope'."
+	}
+	if !found {
+		t.Fatalf("no alert: %q", msgs)
+	}
+}
