@@ -26,9 +26,19 @@ type Env struct {
 	// the process's expressions (a key path in a variable is looked up
 	// there). Nil: each expression has its own.
 	JWTKeys *JWTKeys
+	// Servers is told of the servers expressions name (srv_conn(be/s),
+	// srv_sess_rate(s)...), which HAProxy then refuses to delete at run
+	// time; nil tells no one (a configuration still being read).
+	Servers ServerReferrer
 	// Pos is where the expression being compiled is written: HAProxy
 	// names the map and pattern references it creates after it.
 	Pos diag.Pos
+}
+
+// ServerReferrer marks a server as referenced by the configuration.
+// backend is the expression's own proxy when it names none.
+type ServerReferrer interface {
+	ReferenceServer(backend, server string)
 }
 
 // where is the position references made now are named after.

@@ -318,6 +318,13 @@ func serverArg(env *Env, a []Arg) error {
 		return fmt.Errorf("missing server name in '%s'", a[0].S)
 	}
 	a[0].V = serverRef{be, srv}
+	if env != nil && env.Servers != nil {
+		b := be
+		if b == "" {
+			b = env.Proxy
+		}
+		env.Servers.ReferenceServer(b, srv)
+	}
 	return nil
 }
 

@@ -106,7 +106,7 @@ func New(cfg *core.Config) *Process {
 	}
 	proc := &Process{Conf: cfg, Start: time.Now(), PID: os.Getpid(), Threads: n, stopping: make(chan struct{}), connFreed: make(chan struct{}, 1),
 		act: make([]threadActivity, n), procVars: &sample.ProcVars{}}
-	proc.env = &sample.Env{Maps: &sample.MapSet{}, Userlists: cfg.SampleUserlists(), Proc: proc.procVars, JWTKeys: &sample.JWTKeys{}}
+	proc.env = &sample.Env{Maps: &sample.MapSet{}, Userlists: cfg.SampleUserlists(), Proc: proc.procVars, JWTKeys: &sample.JWTKeys{}, Servers: proc}
 	proc.proxies = make([]*proxy, len(cfg.Proxies))
 	proc.byModel = make(map[*core.Proxy]*proxy, len(cfg.Proxies))
 	for i, p := range cfg.Proxies {
@@ -118,6 +118,14 @@ func New(cfg *core.Config) *Process {
 	}
 	proc.makeTables()
 	return proc
+}
+
+// ReferenceServer marks a server an expression names, so that `del
+// server` refuses it as HAProxy does.
+func (proc *Process) ReferenceServer(backend, server string) {
+	if _, s := proc.Conf.FindServerRef(backend, server); s != nil {
+		s.Reference()
+	}
 }
 
 // Prepare compiles what serving needs and the configuration only names:
