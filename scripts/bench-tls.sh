@@ -17,7 +17,7 @@ DUR=${DUR:-5s}
 HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 GOHA=${GOHA:-$work/goha}
 [ -x "$GOHA" ] || (cd "$root" && go build -o "$GOHA" ./cmd/goha)
 
