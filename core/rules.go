@@ -50,6 +50,7 @@ var ruleActions = map[string]func(args []string) int{
 	"set-mark":         fixedArgs(1),
 	"set-tos":          fixedArgs(1),
 	"early-hint":       fixedArgs(2),
+	"reject":           fixedArgs(0),
 	// core/stream/waitbody.go, core/stream/normalize.go
 	"wait-for-body": waitBodyArgs,
 	"normalize-uri": normalizeArgs,
@@ -150,7 +151,7 @@ func checkRuleCond(kw string, words []string) error {
 // whatever the request: a final action without a condition.
 func finalRule(words []string) bool {
 	switch words[0] {
-	case "allow", "deny", "return", "redirect", "tarpit", "auth":
+	case "allow", "deny", "return", "redirect", "tarpit", "auth", "reject":
 		n, ok := RuleArity(words)
 		return ok && n == len(words)
 	}

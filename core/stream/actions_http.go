@@ -595,13 +595,19 @@ func (hc *hconn) afterLocal(fe, be *proxy, b []byte, si *streamInfo) []byte {
 	return out
 }
 
-// rejectRequest ends a request a tcp-request content rule rejected: the
-// connection closes without a reply, as in HAProxy, and the stream is
-// logged.
-func (proc *Process) rejectRequest(fe, px *proxy, si *streamInfo) bool {
+// rejectRequest ends a request a tcp-request content rule or an
+// http-request reject rejected: the connection closes without a reply, as
+// in HAProxy, and the stream is logged with no request time (HAProxy
+// aborts it before its request analysers end), and for a tcp-request
+// rule with no request line (<BADREQ>), as HAProxy 2.6 logs them.
+func (proc *Process) rejectRequest(fe, px *proxy, si *streamInfo, tcpRule bool) bool {
 	fe.FE.Dreq.Add(1)
 	if px != fe {
 		px.BE.Dreq.Add(1)
+	}
+	si.trq = -1
+	if tcpRule {
+		si.reqLine = nil
 	}
 	si.status = -1
 	si.term = [2]byte{'P', 'R'}

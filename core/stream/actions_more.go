@@ -15,7 +15,7 @@ import (
 )
 
 // The actions of this file: set-log-level, strict-mode, disable-l7-retry,
-// set-nice, set-mark, set-tos and early-hint.
+// set-nice, set-mark, set-tos, early-hint and reject.
 const (
 	actSetLogLevel ruleAction = iota + 100
 	actNoop                   // disable-l7-retry, set-nice
@@ -23,6 +23,7 @@ const (
 	actSetTOS
 	actEarlyHint
 	actStrictMode
+	actReject
 )
 
 // logSilent is set-log-level silent in streamInfo.logLevel; other values
@@ -33,7 +34,7 @@ const logSilent = -1
 // another action.
 func compileOther(r *httpRule, args []string, env *sample.Env, resp bool) (handled bool, err error) {
 	switch args[0] {
-	case "early-hint", "disable-l7-retry":
+	case "early-hint", "disable-l7-retry", "reject":
 		if resp {
 			return false, nil
 		}
@@ -64,6 +65,9 @@ func compileOther(r *httpRule, args []string, env *sample.Env, resp bool) (handl
 		if args[1] == "off" {
 			r.status = 1
 		}
+	case "reject":
+		// Ends the stream at once: the connection is reset with no reply.
+		r.act = actReject
 	case "disable-l7-retry":
 		// goha has no retry-on: there are no layer 7 retries to disable.
 		r.act = actNoop

@@ -383,7 +383,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	// The transaction's variables end with it.
 	defer hc.vars.Clear(sample.ScopeTxn, sample.ScopeReq, sample.ScopeRes)
 	if len(fe.tcp.content) > 0 && !runTCPRules(fe.tcp.content, view, &hc.rs) {
-		return proc.rejectRequest(fe, fe, si), false
+		return proc.rejectRequest(fe, fe, si, true), false
 	}
 
 	hc.rwReq.Reset()
@@ -423,7 +423,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 			si.host = req.Host()
 		}
 		if len(be.tcp.content) > 0 && !runTCPRules(be.tcp.content, view, &hc.rs) {
-			return proc.rejectRequest(fe, be, si), false
+			return proc.rejectRequest(fe, be, si, true), false
 		}
 		if done, keep := proc.applyReqRules(be, be.reqRules, view, hc, c, cbuf, hlen, si); done {
 			return keep, false
@@ -1243,6 +1243,13 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 		case actAllow:
 			si.lastRule = &r.pos
 			return false, false
+		case actReject:
+			// Counted and logged as a tcp-request content reject, and
+			// the client's connection reset, as HAProxy kills it.
+			si.lastRule = &r.pos
+			proc.rejectRequest(si.fe, px, si, false)
+			resetOnClose(c)
+			return true, false
 		case actSetHeader, actAddHeader, actDelHeader:
 			hc.headerAction(r, view, &hc.req, &hc.rwReq)
 			if hc.roomReq.failed {

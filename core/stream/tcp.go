@@ -539,6 +539,15 @@ func drainPending(c net.Conn) (drained int64) {
 // killConn closes c with a reset, as HAProxy kills a connection a rule
 // ends.
 func killConn(c net.Conn) {
+	resetOnClose(c)
+	c.Close()
+}
+
+// resetOnClose makes c's close a reset. A client connection's request
+// loop runs inside a read of its socket (see readSession), where closing
+// would wait for that very read: the loop resets the socket this way and
+// lets its caller close it.
+func resetOnClose(c net.Conn) {
 	type lingerer interface{ SetLinger(int) error }
 	if raw := rawOf(c); raw != nil {
 		c = raw.Conn
@@ -546,7 +555,6 @@ func killConn(c net.Conn) {
 	if x, ok := c.(lingerer); ok {
 		x.SetLinger(0)
 	}
-	c.Close()
 }
 
 func closeWrite(c net.Conn) {
