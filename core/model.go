@@ -298,6 +298,9 @@ type ServerConf struct {
 	InitAddr       string
 	SendProxy      bool
 	SendProxyV2    bool
+	// PPv2Opts are proxy-v2-options: the TLVs a version 2 PROXY header
+	// carries (PPv2*).
+	PPv2Opts uint16
 	Resolvers      string
 	// Socks4 is the SOCKS4 proxy ("socks4" keyword) the server is reached
 	// through, "ip:port"; "" for none.

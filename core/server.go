@@ -110,6 +110,16 @@ func init() {
 		"send-proxy":     {Parse: func(s *ServerConf, a []string) error { s.SendProxy = true; return nil }},
 		"send-proxy-v2":  {Parse: func(s *ServerConf, a []string) error { s.SendProxyV2 = true; return nil }},
 		"no-send-proxy":  {Parse: func(s *ServerConf, a []string) error { s.SendProxy, s.SendProxyV2 = false, false; return nil }},
+		"proxy-v2-options": {Args: 1, Parse: func(s *ServerConf, a []string) error {
+			for _, o := range strings.Split(a[0], ",") {
+				bits, ok := ppv2Options[o]
+				if !ok {
+					return fmt.Errorf("'%s' : proxy v2 option not implemented", o)
+				}
+				s.PPv2Opts |= bits
+			}
+			return nil
+		}},
 		"resolvers":      {Args: 1, Parse: func(s *ServerConf, a []string) error { s.Resolvers = a[0]; return nil }},
 		"resolve-prefer": {Args: 1, Unimplemented: Refused},
 		"pool-low-conn":  {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.PoolLowConn })},
@@ -593,4 +603,23 @@ func setSSLArg(s *ServerConf, k, v string) {
 		s.SSLArgs = map[string]string{}
 	}
 	s.SSLArgs[k] = v
+}
+
+// The TLVs proxy-v2-options adds to a version 2 PROXY header, as HAProxy
+// 2.6 sends them.
+const (
+	PPv2SSL       = 1 << iota // PP2_TYPE_SSL: TLS or not, version, verify result
+	PPv2CertCN                // its CN sub-TLV: the client certificate's common name
+	PPv2CertKey               // its KEY_ALG sub-TLV
+	PPv2CertSig               // its SIG_ALG sub-TLV
+	PPv2SSLCipher             // its CIPHER sub-TLV
+	PPv2Authority             // PP2_TYPE_AUTHORITY: the client's SNI
+	PPv2CRC32C                // PP2_TYPE_CRC32C: a checksum of the header
+	PPv2UniqueID              // PP2_TYPE_UNIQUE_ID: the stream's unique id
+)
+
+var ppv2Options = map[string]uint16{
+	"ssl": PPv2SSL, "cert-cn": PPv2SSL | PPv2CertCN, "cert-key": PPv2SSL | PPv2CertKey,
+	"cert-sig": PPv2SSL | PPv2CertSig, "ssl-cipher": PPv2SSL | PPv2SSLCipher,
+	"authority": PPv2Authority, "crc32c": PPv2CRC32C, "unique-id": PPv2UniqueID,
 }

@@ -316,8 +316,9 @@ func (s *server) releaseSlot() {
 // dialServer opens a new connection to s for the stream of client
 // connection client (a server without port takes the client's
 // destination port; a transparent backend's, its destination). src and
-// dst are the stream's addresses, which a send-proxy server gets first.
-func (s *server) dialServer(ctx context.Context, client net.Conn, src, dst net.Addr, timeout time.Duration, sni string) (net.Conn, uint32, error) {
+// dst are the stream's addresses, which a send-proxy server gets first,
+// with tlvs in a version 2 header.
+func (s *server) dialServer(ctx context.Context, client net.Conn, src, dst net.Addr, tlvs []byte, timeout time.Duration, sni string) (net.Conn, uint32, error) {
 	a := s.Addr()
 	if s.direct == core.DirectTransparent {
 		dst, ok := originalDst(client)
@@ -358,7 +359,7 @@ func (s *server) dialServer(ctx context.Context, client net.Conn, src, dst net.A
 	if s.SendProxy || s.SendProxyV2 {
 		// Before TLS, as in HAProxy; it goes with the first bytes.
 		var hdr [64]byte
-		if _, err := c.Write(appendProxyHeader(hdr[:0], s.SendProxyV2, src, dst)); err != nil {
+		if _, err := c.Write(appendProxyHeader(hdr[:0], s.SendProxyV2, src, dst, tlvs)); err != nil {
 			c.Close()
 			return nil, gen, err
 		}

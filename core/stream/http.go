@@ -606,7 +606,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				if len(hc.stores) > 0 {
 					hc.stores = commitStores(hc.stores, srv)
 				}
-				if keepSrv && !srv.DynamicSNI() && hc.keepServerConn() {
+				// A PROXY header with the stream's unique id belongs to
+				// that stream: its connection serves no other.
+				if keepSrv && !srv.DynamicSNI() && srv.PPv2Opts&core.PPv2UniqueID == 0 && hc.keepServerConn() {
 					sc.idleAt = end
 					// An idle connection holds no buffer: the next
 					// request takes a warm one from the pool.
@@ -962,7 +964,7 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 		gen := srv.pool.Gen()
 		t0 := time.Now()
 		countAttempt(be, srv)
-		nc, _, err := srv.dialServer(ctx, client, si.client, si.view.Local, be.connectTimeout(), sni)
+		nc, _, err := srv.dialServer(ctx, client, si.client, si.view.Local, proc.ppv2TLVs(nil, srv, si, client), be.connectTimeout(), sni)
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.observe(check.EventL4OK)

@@ -44,6 +44,8 @@ type Process struct {
 	// of scope proc.
 	env      *sample.Env
 	procVars *sample.ProcVars
+	// ppv2 are the fetches proxy-v2-options' SSL sub-TLVs carry.
+	ppv2 ppv2Fetches
 	// httpErrs are the http-errors sections' pages, read by Prepare.
 	httpErrs map[string]map[int]*http1.Reply
 	logMu    sync.Mutex // serialises writes to LogOut
@@ -134,6 +136,7 @@ func (proc *Process) ReferenceServer(backend, server string) {
 // alert. `goha -c` runs it too.
 func (proc *Process) Prepare(d *diag.Collector) {
 	proc.prepared = true
+	proc.ppv2 = compilePPv2Fetches(proc.env)
 	proc.setGlobalVars(d)
 	proc.compileHTTP(d)
 	proc.compileLogFormats(d)

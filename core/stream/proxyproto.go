@@ -188,7 +188,7 @@ var (
 // else a version 1 line) a send-proxy server gets for a stream of
 // addresses src and dst: UNKNOWN (v1) or LOCAL (v2) unless both are TCP
 // addresses of one family.
-func appendProxyHeader(b []byte, v2 bool, src, dst net.Addr) []byte {
+func appendProxyHeader(b []byte, v2 bool, src, dst net.Addr, tlvs []byte) []byte {
 	s, sok := addrPortOf(src)
 	d, dok := addrPortOf(dst)
 	ok := sok && dok && s.Addr().Is4() == d.Addr().Is4()
@@ -210,22 +210,35 @@ func appendProxyHeader(b []byte, v2 bool, src, dst net.Addr) []byte {
 		b = strconv.AppendUint(b, uint64(d.Port()), 10)
 		return append(b, "\r\n"...)
 	}
+	start := len(b)
 	b = append(b, proxyV2Sig...)
-	if !ok {
+	switch {
+	case !ok:
 		// LOCAL, no address.
-		return append(b, 0x20, 0x00, 0, 0)
-	}
-	if s.Addr().Is4() {
-		b = append(b, 0x21, 0x11, 0, 12)
+		b = append(b, 0x20, 0x00)
+		b = binary.BigEndian.AppendUint16(b, uint16(len(tlvs)))
+	case s.Addr().Is4():
+		b = append(b, 0x21, 0x11)
+		b = binary.BigEndian.AppendUint16(b, uint16(12+len(tlvs)))
 		s4, d4 := s.Addr().As4(), d.Addr().As4()
 		b = append(b, s4[:]...)
 		b = append(b, d4[:]...)
-	} else {
-		b = append(b, 0x21, 0x21, 0, 36)
+	default:
+		b = append(b, 0x21, 0x21)
+		b = binary.BigEndian.AppendUint16(b, uint16(36+len(tlvs)))
 		s16, d16 := s.Addr().As16(), d.Addr().As16()
 		b = append(b, s16[:]...)
 		b = append(b, d16[:]...)
 	}
-	b = binary.BigEndian.AppendUint16(b, s.Port())
-	return binary.BigEndian.AppendUint16(b, d.Port())
+	if ok {
+		b = binary.BigEndian.AppendUint16(b, s.Port())
+		b = binary.BigEndian.AppendUint16(b, d.Port())
+	}
+	at := len(b)
+	b = append(b, tlvs...)
+	if len(tlvs) >= 7 && tlvs[0] == pp2TypeCRC32C {
+		// The checksum covers the whole header, its own field zero.
+		binary.BigEndian.PutUint32(b[at+3:], crc32.Checksum(b[start:], castagnoli))
+	}
+	return b
 }

@@ -36,7 +36,7 @@ func (proc *Process) connectServer(ctx context.Context, be *proxy, key lb.Key, w
 		}
 		t0 := time.Now()
 		countAttempt(be, srv)
-		c, _, err := srv.dialServer(ctx, client, si.client, si.view.Local, be.connectTimeout(), "")
+		c, _, err := srv.dialServer(ctx, client, si.client, si.view.Local, proc.ppv2TLVs(nil, srv, si, client), be.connectTimeout(), "")
 		si.tc = time.Since(t0)
 		if err == nil {
 			srv.observe(check.EventL4OK)
