@@ -300,8 +300,8 @@ type ServerConf struct {
 	SendProxyV2    bool
 	// PPv2Opts are proxy-v2-options: the TLVs a version 2 PROXY header
 	// carries (PPv2*).
-	PPv2Opts uint16
-	Resolvers      string
+	PPv2Opts  uint16
+	Resolvers string
 	// Socks4 is the SOCKS4 proxy ("socks4" keyword) the server is reached
 	// through, "ip:port"; "" for none.
 	Socks4 string

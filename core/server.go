@@ -104,12 +104,12 @@ func init() {
 			s.OnMarkedUp = a[0]
 			return nil
 		}},
-		"slowstart":      {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.SlowStart })},
-		"track":          {Args: 1, NoDefault: true, Parse: func(s *ServerConf, a []string) error { s.Track = a[0]; return nil }},
-		"init-addr":      {Args: 1, Parse: func(s *ServerConf, a []string) error { s.InitAddr = a[0]; return nil }},
-		"send-proxy":     {Parse: func(s *ServerConf, a []string) error { s.SendProxy = true; return nil }},
-		"send-proxy-v2":  {Parse: func(s *ServerConf, a []string) error { s.SendProxyV2 = true; return nil }},
-		"no-send-proxy":  {Parse: func(s *ServerConf, a []string) error { s.SendProxy, s.SendProxyV2 = false, false; return nil }},
+		"slowstart":     {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.SlowStart })},
+		"track":         {Args: 1, NoDefault: true, Parse: func(s *ServerConf, a []string) error { s.Track = a[0]; return nil }},
+		"init-addr":     {Args: 1, Parse: func(s *ServerConf, a []string) error { s.InitAddr = a[0]; return nil }},
+		"send-proxy":    {Parse: func(s *ServerConf, a []string) error { s.SendProxy = true; return nil }},
+		"send-proxy-v2": {Parse: func(s *ServerConf, a []string) error { s.SendProxyV2 = true; return nil }},
+		"no-send-proxy": {Parse: func(s *ServerConf, a []string) error { s.SendProxy, s.SendProxyV2 = false, false; return nil }},
 		"proxy-v2-options": {Args: 1, Parse: func(s *ServerConf, a []string) error {
 			for _, o := range strings.Split(a[0], ",") {
 				bits, ok := ppv2Options[o]
