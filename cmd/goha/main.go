@@ -31,7 +31,7 @@ import (
 var features = []string{"+EPOLL", "+THREAD", "+OPENSSL", "+ACCEPT4",
 	"+LINUX_SPLICE", "-TPROXY", "-LINUX_TPROXY", "-CRYPT_H", "-LIBCRYPT",
 	"-TFO", "-NS", "-CPU_AFFINITY", "-ZLIB", "-SLZ", "-LUA", "-PCRE", "-QUIC",
-	"-PROMEX", "-DEVICEATLAS", "-51DEGREES", "-WURFL", "-SYSTEMD"}
+	"-PROMEX", "-DEVICEATLAS", "-51DEGREES", "-WURFL", "+SYSTEMD"}
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
@@ -312,6 +312,15 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 	if o.debug {
 		proc.LogOut = stderr
 	}
+	xfer := o.xferSock
+	inWorker := os.Getenv(envWorker) != ""
+	if x := os.Getenv(envWorkerXfer); inWorker && x != "" {
+		xfer = x
+	}
+	// HAProxy goes on without the old sockets only under a master.
+	if !takeOldSockets(proc, xfer, stderr) && !inWorker {
+		return 1
+	}
 	if err := proc.Run(); err != nil {
 		fmt.Fprintf(stderr, "[ALERT]    (%d) : %v\n", proc.PID, err)
 		proc.Stop()
@@ -330,7 +339,7 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 		if err := writePid(pidFile, proc.PID); err != nil {
 			fmt.Fprintf(stderr, "[ALERT]    (%d) : cannot create pidfile %s\n", proc.PID, pidFile)
 		}
-		defer os.Remove(pidFile)
+		defer removeOwnPid(pidFile, proc.PID)
 	}
 	// Every socket is bound and the pid file written: the process can
 	// take the identity it is configured with, as HAProxy does here.
@@ -362,7 +371,7 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 		case syscall.SIGINT:
 			proc.Stop()
 			if pidFile != "" {
-				os.Remove(pidFile)
+				removeOwnPid(pidFile, proc.PID)
 			}
 			// HAProxy in the foreground dies by SIGINT; test runners
 			// (VTest) accept exactly that.
