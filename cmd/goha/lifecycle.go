@@ -70,3 +70,33 @@ func sdNotify(state string) {
 	defer c.Close()
 	c.Write([]byte(state))
 }
+
+// pauseResume pauses (SIGTTOU) or resumes (SIGTTIN) the listeners, with
+// HAProxy's messages; GLOBAL, the stats sockets' frontend, is named first
+// as HAProxy names it (its UNIX sockets go on answering there too). It
+// reports false when a pause failed and the process must stop softly.
+func pauseResume(proc *stream.Process, pause bool, stderr io.Writer) bool {
+	verb := "Resumed"
+	names, ok := []string(nil), true
+	if pause {
+		verb = "Paused"
+		names, ok = proc.PauseListeners()
+	} else {
+		names, ok = proc.ResumeListeners()
+	}
+	if len(proc.Conf.Global.StatsSockets) > 0 {
+		names = append([]string{"GLOBAL"}, names...)
+	}
+	for _, n := range names {
+		fmt.Fprintf(stderr, "[WARNING]  (%d) : %s frontend %s.\n", proc.PID, verb, n)
+	}
+	if ok {
+		return true
+	}
+	if pause {
+		fmt.Fprintf(stderr, "[WARNING]  (%d) : Some proxies refused to pause, performing soft stop now.\n", proc.PID)
+		return false
+	}
+	fmt.Fprintf(stderr, "[WARNING]  (%d) : Some proxies refused to resume, probably due to a conflict on a listening port. You may want to try again after the conflicting application is stopped, otherwise a restart might be needed to resume safe operations.\n", proc.PID)
+	return true
+}

@@ -293,7 +293,7 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 	// file): one sent then is handled once serving starts, instead of
 	// finding Go's default action (SIGUSR1 ignored, SIGINT fatal).
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGTTOU, syscall.SIGTTIN)
 	stopProfile := startProfile()
 	defer stopProfile()
 	// A state saved with `show servers state` applies before traffic.
@@ -362,6 +362,13 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 		demo.announce(stdout, proc)
 	}
 	for sig := range sigs {
+		if sig == syscall.SIGTTOU || sig == syscall.SIGTTIN {
+			if pauseResume(proc, sig == syscall.SIGTTOU, stderr) {
+				continue
+			}
+			// A listener that cannot pause: HAProxy stops softly.
+			sig = syscall.SIGUSR1
+		}
 		switch sig {
 		case syscall.SIGUSR1:
 			fmt.Fprintf(stderr, "[WARNING]  (%d) : Stopping frontends and proxies (soft-stop).\n", proc.PID)

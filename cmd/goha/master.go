@@ -199,7 +199,8 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 
 	// Catch the signals before the worker exists, so that none is lost.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGHUP, syscall.SIGUSR2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGHUP, syscall.SIGUSR2,
+		syscall.SIGTTOU, syscall.SIGTTIN)
 	defer signal.Stop(sigs)
 
 	w, err := m.startWorker("")
@@ -222,6 +223,13 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 			switch sig {
 			case syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1:
 				m.warnf("Exiting Master process...")
+				if ready != nil {
+					pending = append(pending, sig)
+				} else {
+					m.signalAll(sig)
+				}
+			case syscall.SIGTTOU, syscall.SIGTTIN:
+				// Pause and resume are the workers' business.
 				if ready != nil {
 					pending = append(pending, sig)
 				} else {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"unsafe"
 
 	"goha/core"
 	"golang.org/x/sys/unix"
@@ -238,4 +240,89 @@ func (proc *Process) adoptListeners(fe *proxy, b *core.Bind, kind, addr string) 
 		proc.addListener(l)
 	}
 	return true, nil
+}
+
+// PauseListeners stops every frontend from accepting, as SIGTTOU does in
+// HAProxy: a TCP listening socket leaves the listening state (connect to
+// AF_UNSPEC), so that new connections go to another process's sockets on
+// the same port or are refused, while the port stays bound. It returns
+// the frontends it paused, in configuration order, and false when a
+// socket cannot be paused (one inherited as fd@N, which belongs to the
+// parent too): HAProxy then stops softly.
+func (proc *Process) PauseListeners() ([]string, bool) {
+	var names []string
+	for _, p := range proc.proxies {
+		if !p.IsFrontend() || p.Disabled || p.FrontendShut() {
+			continue
+		}
+		if p.DisableFrontend() == nil {
+			names = append(names, p.Name)
+		}
+	}
+	ok := true
+	proc.lmu.Lock()
+	ls := append([]*listener(nil), proc.listeners...)
+	proc.lmu.Unlock()
+	for _, l := range ls {
+		if l.inherited {
+			ok = false
+			continue
+		}
+		if _, isTCP := l.ln.(*net.TCPListener); !isTCP {
+			// A UNIX socket cannot leave the listening state: its
+			// connections wait in the queue while the frontend is paused.
+			continue
+		}
+		rawControl(l.ln, func(fd int) {
+			// A struct sockaddr whose family is AF_UNSPEC (0).
+			var sa [16]byte
+			unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa[0])), uintptr(len(sa)))
+		})
+	}
+	return names, ok
+}
+
+// ResumeListeners undoes PauseListeners (SIGTTIN): the sockets listen
+// again and the frontends accept. It returns the frontends resumed and
+// false when a socket could not listen again.
+func (proc *Process) ResumeListeners() ([]string, bool) {
+	ok := true
+	proc.lmu.Lock()
+	ls := append([]*listener(nil), proc.listeners...)
+	proc.lmu.Unlock()
+	for _, l := range ls {
+		if _, isTCP := l.ln.(*net.TCPListener); !isTCP || l.inherited {
+			continue
+		}
+		n := proc.backlog(l.fe, l.bind)
+		rawControl(l.ln, func(fd int) {
+			if err := unix.Listen(fd, n); err != nil {
+				ok = false
+			}
+		})
+	}
+	var names []string
+	for _, p := range proc.proxies {
+		if !p.IsFrontend() || p.Disabled || p.FrontendShut() {
+			continue
+		}
+		if p.EnableFrontend() == nil {
+			names = append(names, p.Name)
+		}
+	}
+	proc.wakeAcceptLoops()
+	return names, ok
+}
+
+// rawControl runs fn on a listener's descriptor.
+func rawControl(ln net.Listener, fn func(fd int)) {
+	sc, ok := ln.(syscall.Conn)
+	if !ok {
+		return
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) { fn(int(fd)) })
 }

@@ -115,7 +115,10 @@ type listener struct {
 	bind  *core.Bind
 	shard int // -1: connections are spread over the shards
 	unix  string
-	reg   *streamRegistry // the process's, for the connections accepted here
+	// inherited is set for a bind fd@N: the socket is the parent's too,
+	// and is never paused.
+	inherited bool
+	reg       *streamRegistry // the process's, for the connections accepted here
 	// bindResv counts the accepts waiting on the bind's listeners (one
 	// per listener at most), shared by them: see acquire.
 	bindResv *atomic.Int64
@@ -218,7 +221,7 @@ func (proc *Process) listen(fe *proxy, b *core.Bind, addr string) error {
 		if err != nil {
 			return err
 		}
-		proc.addListener(&listener{ln: ln, fe: fe, bind: b, shard: -1})
+		proc.addListener(&listener{ln: ln, fe: fe, bind: b, shard: -1, inherited: true})
 	case "unix":
 		if ok, err := proc.adoptListeners(fe, b, kind, rest); ok || err != nil {
 			return err

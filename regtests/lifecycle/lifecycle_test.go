@@ -8,6 +8,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -486,5 +487,89 @@ func TestSystemdNotify(t *testing.T) {
 	m.Signal(syscall.SIGTERM)
 	if got := next(); got != "STOPPING=1" {
 		t.Fatalf("got %q, want STOPPING=1", got)
+	}
+}
+
+// TestPauseResume: SIGTTOU pauses the listeners (new connections are
+// refused, the frontend shows PAUSED, the stats socket answers), SIGTTIN
+// resumes them, with the same messages as HAProxy, which runs the same
+// steps.
+func TestPauseResume(t *testing.T) {
+	for _, prog := range []string{"goha", "haproxy"} {
+		t.Run(prog, func(t *testing.T) {
+			path := bin.Path(t, "goha")
+			if prog == "haproxy" {
+				path = bin.HAProxy(t)
+			}
+			dir := t.TempDir()
+			port := harness.FreePort(t)
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			p := harness.StartArgs(t, path, nil, config(dir, port, "up", ""))
+			waitBody(t, addr, "up")
+			p.Signal(syscall.SIGTTOU)
+			harness.Eventually(t, "connections to be refused", func() bool {
+				c, err := net.DialTimeout("tcp", addr, time.Second)
+				if err == nil {
+					c.Close()
+					return false
+				}
+				return errors.Is(err, syscall.ECONNREFUSED)
+			})
+			stat := harness.MustSocket(t, filepath.Join(dir, "stats.sock"), "show stat")
+			if st := harness.ParseStat(stat)["fe/FRONTEND"]["status"]; st != "PAUSED" {
+				t.Fatalf("frontend status %q while paused", st)
+			}
+			p.Signal(syscall.SIGTTIN)
+			waitBody(t, addr, "up")
+			for _, msg := range []string{"Paused frontend GLOBAL.", "Paused frontend fe.", "Resumed frontend GLOBAL.", "Resumed frontend fe."} {
+				if !p.WaitOutput(msg, harness.Patience) {
+					t.Fatalf("no %q in:\n%s", msg, p.Output())
+				}
+			}
+		})
+	}
+}
+
+// TestMasterReloadServerState: run-time weights and states saved with
+// `show servers state` into the server-state-file come back after a
+// reload.
+func TestMasterReloadServerState(t *testing.T) {
+	dir := t.TempDir()
+	port := harness.FreePort(t)
+	srv := harness.NewOrigin(t, "s", nil)
+	extra := fmt.Sprintf(`
+backend be
+    load-server-state-from-file global
+    server s1 %s weight 10
+    server s2 %s weight 10
+`, srv.Addr, srv.Addr)
+	global := fmt.Sprintf("    server-state-file %s/state\n", dir)
+	write := func(body string) {
+		cfg := strings.Replace(config(dir, port, body, global), "\nfrontend fe\n", "\nfrontend fe\n    use_backend be if { path /be }\n", 1) + extra
+		if err := os.WriteFile(filepath.Join(dir, "reload.cfg"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("one")
+	args := []string{"-W", "-S", filepath.Join(dir, "master.sock"), "-f", filepath.Join(dir, "reload.cfg")}
+	m := harness.StartArgs(t, bin.Path(t, "goha"), args, "")
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	waitBody(t, addr, "one")
+	sock := filepath.Join(dir, "stats.sock")
+	harness.MustSocket(t, sock, "set weight be/s1 3")
+	harness.MustSocket(t, sock, "set server be/s2 state maint")
+	state := harness.MustSocket(t, sock, "show servers state")
+	if err := os.WriteFile(filepath.Join(dir, "state"), []byte(state), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write("two")
+	m.Signal(syscall.SIGUSR2)
+	waitBody(t, addr, "two")
+	if got := harness.MustSocket(t, sock, "get weight be/s1"); !strings.HasPrefix(got, "3 (initial 10)") {
+		t.Fatalf("s1's weight after the reload: %q", got)
+	}
+	st := harness.ParseStat(harness.MustSocket(t, sock, "show stat"))
+	if got := st["be/s2"]["status"]; got != "MAINT" {
+		t.Fatalf("s2's status after the reload: %q", got)
 	}
 }
