@@ -352,11 +352,16 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 		proc.Stop()
 		return 1
 	}
-	for _, p := range o.softStop {
-		syscall.Kill(p, syscall.SIGUSR1)
-	}
-	for _, p := range o.hardStop {
-		syscall.Kill(p, syscall.SIGTERM)
+	// A worker started by a reload leaves the previous worker to its
+	// master: the -sf/-st pids of the command line were the first start's,
+	// and may name other processes by now.
+	if !(inWorker && os.Getenv(envWorkerXfer) != "") {
+		for _, p := range o.softStop {
+			syscall.Kill(p, syscall.SIGUSR1)
+		}
+		for _, p := range o.hardStop {
+			syscall.Kill(p, syscall.SIGTERM)
+		}
 	}
 	if demo != nil {
 		demo.announce(stdout, proc)
