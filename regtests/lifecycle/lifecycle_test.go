@@ -54,6 +54,7 @@ frontend fe
 type load struct {
 	addr   string
 	ok     atomic.Int64
+	okNew  atomic.Int64 // of ok, those sent on a connection of their own
 	failed atomic.Int64
 	mu     sync.Mutex // guards errs and bodies
 	errs   []string
@@ -74,7 +75,7 @@ func startLoad(t *testing.T, addr string, workers int) *load {
 			defer l.wg.Done()
 			defer tr.CloseIdleConnections()
 			for ctx.Err() == nil {
-				l.one(c)
+				l.one(c, !keepAlive)
 				// A bounded load: the processes must also have room to
 				// start on two shared cores.
 				time.Sleep(2 * time.Millisecond)
@@ -85,7 +86,7 @@ func startLoad(t *testing.T, addr string, workers int) *load {
 	return l
 }
 
-func (l *load) one(c *http.Client) {
+func (l *load) one(c *http.Client, fresh bool) {
 	resp, err := c.Get("http://" + l.addr + "/")
 	if err == nil {
 		var b []byte
@@ -96,6 +97,9 @@ func (l *load) one(c *http.Client) {
 		}
 		if err == nil {
 			l.ok.Add(1)
+			if fresh {
+				l.okNew.Add(1)
+			}
 			l.mu.Lock()
 			l.bodies[string(b)]++
 			l.mu.Unlock()
@@ -120,7 +124,8 @@ func (l *load) stop() {
 func (l *load) check(t *testing.T) {
 	t.Helper()
 	l.stop()
-	t.Logf("requests: %d ok, %d failed; bodies %v", l.ok.Load(), l.failed.Load(), l.bodies)
+	t.Logf("requests: %d ok (%d on connections of their own, %d keep-alive), %d failed; bodies %v",
+		l.ok.Load(), l.okNew.Load(), l.ok.Load()-l.okNew.Load(), l.failed.Load(), l.bodies)
 	if n := l.failed.Load(); n > 0 {
 		t.Errorf("%d requests failed: %v", n, l.errs)
 	}
