@@ -667,7 +667,7 @@ func (m *master) session(c net.Conn) {
 				words = words[1:]
 				if len(words) == 0 {
 					// A bare prefix changes the session's target.
-					if prefix == "@" || prefix == "@master" {
+					if masterPrefix(prefix) {
 						target = ""
 					} else if _, ok := m.resolve(prefix); ok {
 						target = prefix
@@ -691,7 +691,7 @@ func (m *master) session(c net.Conn) {
 				}
 				continue
 			}
-			if prefix != "" && prefix != "@" && prefix != "@master" {
+			if prefix != "" && !masterPrefix(prefix) {
 				var modes []string
 				if expert {
 					modes = append(modes, "expert-mode on")
@@ -787,8 +787,15 @@ func splitCommands(line string) []string {
 	return append(out, b.String())
 }
 
-// resolve maps "@1" (the current worker), "@<n>" (the n-th, old workers
-// after the current one, newest first) or "@!<pid>" to a worker's pid.
+// masterPrefix says whether a prefix names the master: "@", "@master"
+// or the relative pid 0.
+func masterPrefix(prefix string) bool {
+	return prefix == "@" || prefix == "@master" || prefix == "@0"
+}
+
+// resolve maps a worker prefix to its pid: "@!<pid>" names any worker,
+// old ones included; a relative pid "@<n>" (n > 0) is the current worker,
+// as in 2.6, which has one relative pid per process no more.
 func (m *master) resolve(prefix string) (int, bool) {
 	w := m.target(prefix)
 	if w == nil {
@@ -800,16 +807,12 @@ func (m *master) resolve(prefix string) (int, bool) {
 func (m *master) target(prefix string) *worker {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ws := []*worker{m.cur}
-	for i := len(m.old) - 1; i >= 0; i-- {
-		ws = append(ws, m.old[i])
-	}
 	if strings.HasPrefix(prefix, "@!") {
 		n, err := strconv.Atoi(prefix[2:])
 		if err != nil {
 			return nil
 		}
-		for _, w := range ws {
+		for _, w := range append([]*worker{m.cur}, m.old...) {
 			if w != nil && w.pid == n {
 				return w
 			}
@@ -817,10 +820,10 @@ func (m *master) target(prefix string) *worker {
 		return nil
 	}
 	n, err := strconv.Atoi(strings.TrimPrefix(prefix, "@"))
-	if err != nil || n < 1 || n > len(ws) {
+	if err != nil || n == 0 {
 		return nil
 	}
-	return ws[n-1]
+	return m.cur
 }
 
 // forward sends one command to the worker's private stats socket, after

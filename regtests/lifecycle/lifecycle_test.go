@@ -434,6 +434,16 @@ func TestMasterOldWorkers(t *testing.T) {
 	if !strings.Contains(out, "# old workers\n") || reloads(out) != "1 [failed: 0]" {
 		t.Fatalf("show proc:\n%s", out)
 	}
+	// The old worker still answers its master's CLI, by pid.
+	_, olds, _ := strings.Cut(out, "# old workers\n")
+	oldPid := strings.Fields(olds)[0]
+	info := harness.MustSocket(t, filepath.Join(dir, "master.sock"), "@!"+oldPid+" show info")
+	if !strings.Contains(info, "\nPid: "+oldPid+"\n") {
+		t.Fatalf("@!%s show info:\n%s", oldPid, info)
+	}
+	if cur := harness.MustSocket(t, filepath.Join(dir, "master.sock"), "@1 show info"); strings.Contains(cur, "\nPid: "+oldPid+"\n") {
+		t.Fatalf("@1 is the old worker")
+	}
 	io.WriteString(c, "\r\n")
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	b, _ := io.ReadAll(c)
