@@ -588,3 +588,32 @@ backend be
 		t.Fatalf("s2's status after the reload: %q", got)
 	}
 }
+
+// TestHandOverHAProxyToMaster moves a running HAProxy 2.6's listeners to
+// a goha master (-W -x -sf) under load, then reloads the master: the
+// first worker takes HAProxy's sockets, the next one the first's.
+func TestHandOverHAProxyToMaster(t *testing.T) {
+	haproxy := bin.HAProxy(t)
+	dir := t.TempDir()
+	port := harness.FreePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	hp := harness.StartArgs(t, haproxy, nil, config(dir, port, "haproxy", "    nbthread 1"))
+	waitBody(t, addr, "haproxy")
+	l := startLoad(t, addr, 8)
+	time.Sleep(200 * time.Millisecond)
+	rewrite(t, dir, port, "goha-1", "")
+	args := []string{"-W", "-S", filepath.Join(dir, "master.sock"), "-p", filepath.Join(dir, "pid"),
+		"-x", filepath.Join(dir, "stats.sock"), "-sf", strconv.Itoa(hp.PID()), "-f", filepath.Join(dir, "reload.cfg")}
+	m := harness.StartArgs(t, bin.Path(t, "goha"), args, "")
+	waitExited(t, hp)
+	waitBody(t, addr, "goha-1")
+	time.Sleep(200 * time.Millisecond)
+	rewrite(t, dir, port, "goha-2", "")
+	m.Signal(syscall.SIGUSR2)
+	waitBody(t, addr, "goha-2")
+	time.Sleep(200 * time.Millisecond)
+	l.check(t)
+	if got := readPid(filepath.Join(dir, "pid")); got != m.PID() {
+		t.Fatalf("pid file says %d, want the master's %d", got, m.PID())
+	}
+}
