@@ -617,3 +617,38 @@ func TestHandOverHAProxyToMaster(t *testing.T) {
 		t.Fatalf("pid file says %d, want the master's %d", got, m.PID())
 	}
 }
+
+// TestMasterHardStopAfter: an old worker whose connection never ends
+// leaves anyway once hard-stop-after has passed, closing it.
+func TestMasterHardStopAfter(t *testing.T) {
+	dir := t.TempDir()
+	port := harness.FreePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cfgPath := filepath.Join(dir, "reload.cfg")
+	write := func(body string) {
+		cfg := strings.Replace(config(dir, port, body, "    hard-stop-after 500ms"), "timeout client 30s", "timeout client 1h", 1)
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("one")
+	args := []string{"-W", "-S", filepath.Join(dir, "master.sock"), "-f", cfgPath}
+	harness.StartArgs(t, bin.Path(t, "goha"), args, "")
+	waitBody(t, addr, "one")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n")
+	write("two")
+	harness.MustSocket(t, filepath.Join(dir, "master.sock"), "reload")
+	waitBody(t, addr, "two")
+	harness.Eventually(t, "the old worker to leave", func() bool {
+		return !strings.Contains(showProc(t, dir), "# old workers")
+	})
+	c.SetReadDeadline(time.Now().Add(harness.Patience))
+	if _, err := io.ReadAll(c); err != nil {
+		t.Fatalf("the held connection: %v", err)
+	}
+}
