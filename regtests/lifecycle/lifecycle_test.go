@@ -27,7 +27,7 @@ import (
 	"goha/regtests/internal/harness"
 )
 
-// config is a frontend on a real port (a process that takes the sockets
+// config is a frontend on a real port and a UNIX socket (a process that takes the sockets
 // of another must find them by address) answering body, with a stats
 // socket that exposes the listeners.
 func config(dir string, port int, body, extraGlobal string) string {
@@ -42,8 +42,9 @@ defaults
 
 frontend fe
     bind 127.0.0.1:%d
+    bind %s/fe.sock
     http-request return status 200 content-type text/plain string "%s"
-`, dir, extraGlobal, port, body)
+`, dir, extraGlobal, port, dir, body)
 }
 
 // load sends requests to addr from keep-alive and one-connection-per-
@@ -195,6 +196,7 @@ func TestHandOverSF(t *testing.T) {
 	pidFile := filepath.Join(dir, "pid")
 	p := harness.StartArgs(t, goha, []string{"-p", pidFile}, config(dir, port, "v0", ""))
 	waitBody(t, addr, "v0")
+	ino := inode(t, filepath.Join(dir, "fe.sock"))
 	l := startLoad(t, addr, 8)
 	for i := 1; i <= 3; i++ {
 		time.Sleep(200 * time.Millisecond)
@@ -208,11 +210,23 @@ func TestHandOverSF(t *testing.T) {
 	if got := readPid(pidFile); got != p.PID() {
 		t.Fatalf("pid file says %d, want %d", got, p.PID())
 	}
+	if got := inode(t, filepath.Join(dir, "fe.sock")); got != ino {
+		t.Errorf("the UNIX socket was bound again (inode %d, was %d)", got, ino)
+	}
 	// Each process has as many listening sockets as the first bound:
 	// the same ones, not more.
 	if n := listeningSockets(t, port); n != 2 {
 		t.Errorf("%d sockets listen on port %d, want the first process's 2 (nbthread 2)", n, port)
 	}
+}
+
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
 }
 
 // listeningSockets counts the listening TCP sockets on port, from
@@ -285,6 +299,7 @@ func TestHandOverHAProxy(t *testing.T) {
 	waitBody(t, addr, "haproxy-1")
 	l := startLoad(t, addr, 8)
 	time.Sleep(200 * time.Millisecond)
+	ino := inode(t, filepath.Join(dir, "fe.sock"))
 	p = handOver(t, goha, p, dir, port, "goha-1", "    nbthread 1")
 	time.Sleep(200 * time.Millisecond)
 	p = handOver(t, haproxy, p, dir, port, "haproxy-2", "    nbthread 1")
@@ -292,6 +307,23 @@ func TestHandOverHAProxy(t *testing.T) {
 	handOver(t, goha, p, dir, port, "goha-2", "    nbthread 1")
 	time.Sleep(200 * time.Millisecond)
 	l.check(t)
+	// The UNIX bind's socket went from process to process too: the file
+	// is the first one's, and it answers.
+	if got := inode(t, filepath.Join(dir, "fe.sock")); got != ino {
+		t.Errorf("the UNIX socket was bound again (inode %d, was %d)", got, ino)
+	}
+	uc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return net.Dial("unix", filepath.Join(dir, "fe.sock"))
+	}}}
+	resp, err := uc.Get("http://x/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "goha-2" {
+		t.Errorf("the UNIX bind answered %q", b)
+	}
 	if n := listeningSockets(t, port); n != 1 {
 		t.Errorf("%d sockets listen on port %d, want 1", n, port)
 	}
@@ -343,6 +375,7 @@ func TestMasterReloads(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	m := startMaster(t, []string{"-W"}, dir, port, "r0")
 	waitBody(t, addr, "r0")
+	ino := inode(t, filepath.Join(dir, "fe.sock"))
 	l := startLoad(t, addr, 8)
 	const n = 12
 	for i := 1; i <= n; i++ {
@@ -361,6 +394,9 @@ func TestMasterReloads(t *testing.T) {
 		return !strings.Contains(showProc(t, dir), "# old workers")
 	})
 	l.check(t)
+	if got := inode(t, filepath.Join(dir, "fe.sock")); got != ino {
+		t.Errorf("the UNIX socket was bound again (inode %d, was %d)", got, ino)
+	}
 	out := showProc(t, dir)
 	if got, want := reloads(out), fmt.Sprintf("%d [failed: 0]", n); got != want {
 		t.Fatalf("master reloads %q, want %q:\n%s", got, want, out)
