@@ -6,18 +6,25 @@ package main
 // pid file, then starts one worker: a fresh exec of the same binary and
 // arguments, marked by GOHA_WORKER_PID_MASTER in its environment. Inherited
 // descriptors (the fd@N sockets a test harness bound) reach the worker under
-// the same numbers. The master forwards SIGINT, SIGTERM and SIGUSR1 to the
-// worker and exits when it does, with HAProxy's status: the worker's exit
-// code, or 128 + the signal that killed it (130 after SIGINT), except that
-// 143 (SIGTERM) counts as a clean exit.
+// the same numbers. The master forwards SIGINT, SIGTERM, SIGUSR1, SIGTTOU
+// and SIGTTIN to the workers and exits when the current one does, with
+// HAProxy's status: the worker's exit code, or 128 + the signal that killed
+// it (130 after SIGINT), except that 143 (SIGTERM) counts as a clean exit.
+//
+// SIGUSR2 and `reload` start a new worker, which reads the configuration
+// again and takes the current worker's listening sockets over that
+// worker's private stats socket (_getsocks, GOHA_WORKER_XFER); once it
+// serves, the previous worker gets SIGUSR1 and finishes as an old worker.
+// A new worker that exits first leaves the current one in place.
 //
 // -S opens the master CLI. Its own commands are help, prompt, quit,
-// show proc and show version; "@<n> <command>", "@!<pid> <command>" and a
-// bare "@<n>" (which makes the worker the session's target) send commands
-// to the worker's private stats socket, a UNIX socket in a directory the
-// master creates and removes. The master appends that socket to the
-// worker's configuration (level admin), so the worker serves it wherever it
-// serves its `stats socket` lines.
+// reload, show proc, show startup-logs and show version; "@<n> <command>",
+// "@!<pid> <command>" and a bare "@<n>" (which makes the worker the
+// session's target) send commands to a worker's private stats socket, a
+// UNIX socket in a directory the master creates and removes. The master
+// appends that socket to the worker's configuration (level admin, expose-fd
+// listeners), so the worker serves it wherever it serves its `stats socket`
+// lines.
 
 import (
 	"bufio"
