@@ -17,6 +17,8 @@ type options struct {
 	foreground      bool     // -d, -db: stay in the foreground
 	daemon          bool     // -D
 	master          bool     // -W
+	systemd         bool     // -Ws: notify systemd
+	xferSock        string   // -x: the old process's stats socket
 	masterCLI       []string // -S
 	pidFile         string   // -p
 	softStop        []int    // -sf
@@ -48,6 +50,7 @@ const usage = `Usage : goha [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ 
         -p writes pids of all children to this file
         -dr ignores server address resolution failures
         -sf/-st [pid ]* finishes/terminates old pids.
+        -x <unix_socket> get listening sockets from a unix socket
         -S <bind>[,<bind options>...] new master CLI
 `
 
@@ -97,6 +100,13 @@ func parseArgs(args []string) (*options, error) {
 			o.daemon = true
 		case a == "-W", a == "-Ws":
 			o.master = true
+			o.systemd = a == "-Ws"
+		case a == "-x":
+			v, err := next()
+			if err != nil {
+				return nil, err
+			}
+			o.xferSock = v
 		case a == "-S":
 			v, err := next()
 			if err != nil {
@@ -156,10 +166,10 @@ func parseArgs(args []string) (*options, error) {
 				return nil, fmt.Errorf("option '-n' expects a positive number, got '%s'", v)
 			}
 			o.maxConn = n
-		case a == "-N", a == "-m", a == "-x":
-			// -N (default per-proxy maxconn), -m (a memory cap Go cannot
-			// enforce) and -x (listeners taken from an old process) would
-			// change what goha does: refused rather than ignored.
+		case a == "-N", a == "-m":
+			// -N (default per-proxy maxconn) and -m (a memory cap Go
+			// cannot enforce) would change what goha does: refused
+			// rather than ignored.
 			if _, err := next(); err != nil {
 				return nil, err
 			}

@@ -31,7 +31,7 @@ import (
 var features = []string{"+EPOLL", "+THREAD", "+OPENSSL", "+ACCEPT4",
 	"+LINUX_SPLICE", "-TPROXY", "-LINUX_TPROXY", "-CRYPT_H", "-LIBCRYPT",
 	"-TFO", "-NS", "-CPU_AFFINITY", "-ZLIB", "-SLZ", "-LUA", "-PCRE", "-QUIC",
-	"-PROMEX", "-DEVICEATLAS", "-51DEGREES", "-WURFL", "-SYSTEMD"}
+	"-PROMEX", "-DEVICEATLAS", "-51DEGREES", "-WURFL", "+SYSTEMD"}
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
@@ -293,7 +293,7 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 	// file): one sent then is handled once serving starts, instead of
 	// finding Go's default action (SIGUSR1 ignored, SIGINT fatal).
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGTTOU, syscall.SIGTTIN)
 	stopProfile := startProfile()
 	defer stopProfile()
 	// A state saved with `show servers state` applies before traffic.
@@ -311,6 +311,15 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 	defer stopGovernor()
 	if o.debug {
 		proc.LogOut = stderr
+	}
+	xfer := o.xferSock
+	inWorker := os.Getenv(envWorker) != ""
+	if x := os.Getenv(envWorkerXfer); inWorker && x != "" {
+		xfer = x
+	}
+	// HAProxy goes on without the old sockets only under a master.
+	if !takeOldSockets(proc, xfer, stderr) && !inWorker {
+		return 1
 	}
 	if err := proc.Run(); err != nil {
 		fmt.Fprintf(stderr, "[ALERT]    (%d) : %v\n", proc.PID, err)
@@ -330,7 +339,7 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 		if err := writePid(pidFile, proc.PID); err != nil {
 			fmt.Fprintf(stderr, "[ALERT]    (%d) : cannot create pidfile %s\n", proc.PID, pidFile)
 		}
-		defer os.Remove(pidFile)
+		defer removeOwnPid(pidFile, proc.PID)
 	}
 	// Every socket is bound and the pid file written: the process can
 	// take the identity it is configured with, as HAProxy does here.
@@ -343,16 +352,28 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 		proc.Stop()
 		return 1
 	}
-	for _, p := range o.softStop {
-		syscall.Kill(p, syscall.SIGUSR1)
-	}
-	for _, p := range o.hardStop {
-		syscall.Kill(p, syscall.SIGTERM)
+	// A worker started by a reload leaves the previous worker to its
+	// master: the -sf/-st pids of the command line were the first start's,
+	// and may name other processes by now.
+	if !(inWorker && os.Getenv(envWorkerXfer) != "") {
+		for _, p := range o.softStop {
+			syscall.Kill(p, syscall.SIGUSR1)
+		}
+		for _, p := range o.hardStop {
+			syscall.Kill(p, syscall.SIGTERM)
+		}
 	}
 	if demo != nil {
 		demo.announce(stdout, proc)
 	}
 	for sig := range sigs {
+		if sig == syscall.SIGTTOU || sig == syscall.SIGTTIN {
+			if pauseResume(proc, sig == syscall.SIGTTOU, stderr) {
+				continue
+			}
+			// A listener that cannot pause: HAProxy stops softly.
+			sig = syscall.SIGUSR1
+		}
 		switch sig {
 		case syscall.SIGUSR1:
 			fmt.Fprintf(stderr, "[WARNING]  (%d) : Stopping frontends and proxies (soft-stop).\n", proc.PID)
@@ -362,7 +383,7 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 		case syscall.SIGINT:
 			proc.Stop()
 			if pidFile != "" {
-				os.Remove(pidFile)
+				removeOwnPid(pidFile, proc.PID)
 			}
 			// HAProxy in the foreground dies by SIGINT; test runners
 			// (VTest) accept exactly that.

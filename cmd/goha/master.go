@@ -6,18 +6,25 @@ package main
 // pid file, then starts one worker: a fresh exec of the same binary and
 // arguments, marked by GOHA_WORKER_PID_MASTER in its environment. Inherited
 // descriptors (the fd@N sockets a test harness bound) reach the worker under
-// the same numbers. The master forwards SIGINT, SIGTERM and SIGUSR1 to the
-// worker and exits when it does, with HAProxy's status: the worker's exit
-// code, or 128 + the signal that killed it (130 after SIGINT), except that
-// 143 (SIGTERM) counts as a clean exit.
+// the same numbers. The master forwards SIGINT, SIGTERM, SIGUSR1, SIGTTOU
+// and SIGTTIN to the workers and exits when the current one does, with
+// HAProxy's status: the worker's exit code, or 128 + the signal that killed
+// it (130 after SIGINT), except that 143 (SIGTERM) counts as a clean exit.
+//
+// SIGUSR2 and `reload` start a new worker, which reads the configuration
+// again and takes the current worker's listening sockets over that
+// worker's private stats socket (_getsocks, GOHA_WORKER_XFER); once it
+// serves, the previous worker gets SIGUSR1 and finishes as an old worker.
+// A new worker that exits first leaves the current one in place.
 //
 // -S opens the master CLI. Its own commands are help, prompt, quit,
-// show proc and show version; "@<n> <command>", "@!<pid> <command>" and a
-// bare "@<n>" (which makes the worker the session's target) send commands
-// to the worker's private stats socket, a UNIX socket in a directory the
-// master creates and removes. The master appends that socket to the
-// worker's configuration (level admin), so the worker serves it wherever it
-// serves its `stats socket` lines.
+// reload, show proc, show startup-logs and show version; "@<n> <command>",
+// "@!<pid> <command>" and a bare "@<n>" (which makes the worker the
+// session's target) send commands to a worker's private stats socket, a
+// UNIX socket in a directory the master creates and removes. The master
+// appends that socket to the worker's configuration (level admin, expose-fd
+// listeners), so the worker serves it wherever it serves its `stats socket`
+// lines.
 
 import (
 	"bufio"
@@ -43,6 +50,9 @@ import (
 const (
 	envWorker    = "GOHA_WORKER_PID_MASTER" // the master's pid
 	envWorkerCLI = "GOHA_WORKER_CLI"        // path of the worker's private stats socket
+	// the private stats socket of the worker whose listening sockets a
+	// new worker takes, on a reload
+	envWorkerXfer = "GOHA_WORKER_XFER"
 )
 
 // masterWorker runs master-worker mode when -W or `master-worker` asks for
@@ -59,7 +69,7 @@ func masterWorker(o *options, cfg *core.Config, stderr io.Writer) (int, bool) {
 		cfg.Global.PidFile = ""
 		if p := workerCLIPath(); p != "" {
 			cfg.Global.StatsSockets = append(cfg.Global.StatsSockets,
-				core.StatsSocket{Addr: p, Args: []string{"level", "admin"}})
+				core.StatsSocket{Addr: p, Args: []string{"level", "admin", "expose-fd", "listeners"}})
 		}
 		return 0, false
 	}
@@ -75,28 +85,78 @@ func workerCLIPath() string {
 	return os.Getenv(envWorkerCLI)
 }
 
-// proc is one process as show proc lists it.
-type proc struct {
+// worker is one worker process of the master: the current one, or an old
+// one finishing its connections after a reload.
+type worker struct {
 	pid     int
-	reloads int
+	reloads int // reloads it has lived through
 	start   time.Time
+	sock    string // its private stats socket
+	cmd     *exec.Cmd
+}
+
+// workerExit is a worker's end, as the master's loop learns it.
+type workerExit struct {
+	w  *worker
+	st int
 }
 
 type master struct {
-	pid     int
-	start   time.Time
-	logOut  io.Writer
-	exe     string
-	args    []string
-	extra   []*os.File // fds 3.. for the worker; placeholders keep the numbering
-	sockDir string
+	pid       int
+	start     time.Time
+	logOut    io.Writer
+	exe       string
+	args      []string
+	extra     []*os.File // fds 3.. for the worker; placeholders keep the numbering
+	sockDir   string
+	notify    bool // -Ws: tell systemd through $NOTIFY_SOCKET
+	exits     chan workerExit
+	reloadReq chan struct{} // `reload` on the master CLI
 
-	mu     sync.Mutex // guards following fields
-	worker proc
+	mu      sync.Mutex // guards following fields
+	cur     *worker    // the worker serving
+	old     []*worker  // workers finishing after a reload, oldest first
+	seq     int        // numbers the workers' private sockets
+	reloads int        // reloads asked for
+	failed  int        // reloads whose new worker did not start
+	logs    *startupLog
+}
+
+// startupLog keeps what the last (re)load printed, master and new worker
+// alike, for show startup-logs.
+type startupLog struct {
+	mu     sync.Mutex // guards buf and sealed
+	buf    []byte
+	sealed bool // the load is over: what follows is not start-up output
+}
+
+func (l *startupLog) seal() {
+	l.mu.Lock()
+	l.sealed = true
+	l.mu.Unlock()
+}
+
+const startupLogMax = 64 << 10
+
+func (l *startupLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	if !l.sealed && len(l.buf)+len(p) <= startupLogMax {
+		l.buf = append(l.buf, p...)
+	}
+	l.mu.Unlock()
+	return len(p), nil
+}
+
+func (l *startupLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.buf)
 }
 
 func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
-	m := &master{pid: os.Getpid(), start: time.Now(), logOut: stderr, args: os.Args[1:]}
+	m := &master{pid: os.Getpid(), start: time.Now(), logOut: stderr, args: os.Args[1:],
+		notify: o.systemd, exits: make(chan workerExit, 8), reloadReq: make(chan struct{}, 1),
+		logs: &startupLog{}}
 	exe, err := os.Executable()
 	if err != nil {
 		m.alertf("cannot find own executable: %v", err)
@@ -141,32 +201,28 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 		if err := writePid(pidFile, m.pid); err != nil {
 			m.alertf("cannot create pidfile %s", pidFile)
 		}
-		defer os.Remove(pidFile)
+		defer removeOwnPid(pidFile, m.pid)
 	}
 
 	// Catch the signals before the worker exists, so that none is lost.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGHUP, syscall.SIGUSR2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGHUP, syscall.SIGUSR2,
+		syscall.SIGTTOU, syscall.SIGTTIN)
 	defer signal.Stop(sigs)
 
-	cmd, err := m.startWorker()
+	w, err := m.startWorker("")
 	if err != nil {
 		m.alertf("cannot start a worker: %v", err)
 		return 1
 	}
-	m.noticef("New worker (%d) forked", cmd.Process.Pid)
+	m.noticef("New worker (%d) forked", w.pid)
 	m.noticef("Loading success.")
 
 	for _, ln := range clis {
 		go m.serveCLI(ln)
 	}
 
-	exited := make(chan int, 1)
-	go func() {
-		err := cmd.Wait()
-		exited <- exitStatus(cmd.ProcessState, err)
-	}()
-	ready := m.workerReady()
+	ready := m.workerReady(w)
 	var pending []os.Signal
 	for {
 		select {
@@ -177,27 +233,74 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 				if ready != nil {
 					pending = append(pending, sig)
 				} else {
-					cmd.Process.Signal(sig)
+					m.signalAll(sig)
 				}
+			case syscall.SIGTTOU, syscall.SIGTTIN:
+				// Pause and resume are the workers' business.
+				if ready != nil {
+					pending = append(pending, sig)
+				} else {
+					m.signalAll(sig)
+				}
+			case syscall.SIGUSR2:
+				if ready != nil {
+					<-ready
+					ready = nil
+				}
+				m.reload()
 			}
-			// SIGHUP and SIGUSR2 (reload) are not forwarded: a reload
-			// is not supported, and HAProxy's workers ignore SIGHUP.
+			// SIGHUP is not forwarded: HAProxy's workers ignore it.
+		case <-m.reloadReq:
+			if ready != nil {
+				<-ready
+				ready = nil
+			}
+			m.reload()
 		case <-ready:
 			ready = nil
+			m.mu.Lock()
+			m.logs.seal()
+			m.mu.Unlock()
+			if m.notify {
+				sdNotify(fmt.Sprintf("READY=1\nMAINPID=%d", m.pid))
+			}
 			for _, sig := range pending {
-				cmd.Process.Signal(sig)
+				m.signalAll(sig)
 			}
 			pending = nil
-		case st := <-exited:
+		case ex := <-m.exits:
+			m.mu.Lock()
+			current := ex.w == m.cur
+			if !current {
+				for i, o := range m.old {
+					if o == ex.w {
+						m.old = append(m.old[:i], m.old[i+1:]...)
+						break
+					}
+				}
+			}
+			m.mu.Unlock()
+			if !current {
+				if ex.st == 0 {
+					m.warnf("Former worker (%d) exited with code 0 (Exit)", ex.w.pid)
+				} else {
+					m.alertf("Former worker (%d) exited with code %d (%s)", ex.w.pid, ex.st, statusText(ex.st))
+				}
+				continue
+			}
+			st := ex.st
 			if st == 0 {
-				m.warnf("Current worker (%d) exited with code 0 (Exit)", cmd.Process.Pid)
+				m.warnf("Current worker (%d) exited with code 0 (Exit)", ex.w.pid)
 			} else {
-				m.alertf("Current worker (%d) exited with code %d (%s)", cmd.Process.Pid, st, statusText(st))
+				m.alertf("Current worker (%d) exited with code %d (%s)", ex.w.pid, st, statusText(st))
 			}
 			// As HAProxy's master: a clean exit and SIGTERM's 143 are
 			// normal ends, anything else (130 after SIGINT) is reported.
 			if st == 128+int(syscall.SIGTERM) {
 				st = 0
+			}
+			if m.notify {
+				sdNotify("STOPPING=1")
 			}
 			m.warnf("All workers exited. Exiting... (%d)", st)
 			return st
@@ -205,14 +308,114 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 	}
 }
 
-func (m *master) startWorker() (*exec.Cmd, error) {
+// signalAll sends sig to every worker, old ones included.
+func (m *master) signalAll(sig os.Signal) {
+	m.mu.Lock()
+	ws := append([]*worker{m.cur}, m.old...)
+	m.mu.Unlock()
+	for _, w := range ws {
+		if w != nil {
+			w.cmd.Process.Signal(sig)
+		}
+	}
+}
+
+// reloadWait bounds how long a new worker may take to load its
+// configuration and listen before the reload counts as failed.
+const reloadWait = 60 * time.Second
+
+// reload starts a new worker on the configuration as it is now. The new
+// worker takes the listening sockets from the current one (_getsocks on
+// its private socket) and serves; the current one then finishes softly
+// (SIGUSR1, bounded by its hard-stop-after). A worker that fails to start
+// leaves the current one serving.
+func (m *master) reload() {
+	if m.notify {
+		sdNotify("RELOADING=1")
+	}
+	m.mu.Lock()
+	m.logs = &startupLog{}
+	m.reloads++
+	prev := m.cur
+	for _, w := range append([]*worker{m.cur}, m.old...) {
+		w.reloads++
+	}
+	m.mu.Unlock()
+	m.noticef("Reloading HAProxy")
+	w, err := m.startWorker(prev.sock)
+	ok := err == nil
+	if ok {
+		ok = m.waitStarted(w)
+	}
+	defer m.logs.seal()
+	if !ok {
+		m.mu.Lock()
+		m.failed++
+		m.mu.Unlock()
+		if err != nil {
+			m.alertf("cannot start a worker: %v", err)
+		}
+		m.warnf("Loading failure!")
+		if m.notify {
+			sdNotify("READY=1")
+		}
+		return
+	}
+	m.mu.Lock()
+	m.old = append(m.old, prev)
+	m.cur = w
+	m.mu.Unlock()
+	prev.cmd.Process.Signal(syscall.SIGUSR1)
+	m.noticef("New worker (%d) forked", w.pid)
+	m.noticef("Loading success.")
+	if m.notify {
+		sdNotify("READY=1")
+	}
+}
+
+// waitStarted waits until the new worker w serves its private socket,
+// and reports false if it exits (or takes too long) first: then it is
+// not the current worker, and its exit is reported by nobody else.
+func (m *master) waitStarted(w *worker) bool {
+	deadline := time.Now().Add(reloadWait)
+	for time.Now().Before(deadline) {
+		select {
+		case ex := <-m.exits:
+			if ex.w == w {
+				return false
+			}
+			// Another worker's end: handled by the loop afterwards.
+			defer func() { m.exits <- ex }()
+		default:
+		}
+		if _, err := os.Stat(w.sock); err == nil {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	w.cmd.Process.Kill()
+	return false
+}
+
+// startWorker starts a worker on the configuration; xfer, when set, is the
+// private socket of the worker whose listening sockets it takes.
+func (m *master) startWorker(xfer string) (*worker, error) {
+	m.mu.Lock()
+	m.seq++
+	sock := filepath.Join(m.sockDir, fmt.Sprintf("worker-%d.sock", m.seq))
+	logs := m.logs
+	m.mu.Unlock()
 	cmd := exec.Command(m.exe, m.args...)
 	cmd.Env = append(os.Environ(),
 		envWorker+"="+strconv.Itoa(m.pid),
-		envWorkerCLI+"="+filepath.Join(m.sockDir, "worker.sock"))
+		envWorkerCLI+"="+sock)
+	if xfer != "" {
+		cmd.Env = append(cmd.Env, envWorkerXfer+"="+xfer)
+	}
 	cmd.Stdin = nil
 	cmd.Stdout = os.Stdout
-	cmd.Stderr = os.Stderr
+	// What the worker prints is also kept for show startup-logs.
+	cmd.Stderr = io.MultiWriter(os.Stderr, logs)
 	cmd.ExtraFiles = m.extra
 	// A worker must not outlive its master, even one killed by SIGKILL:
 	// it would hold the listeners and the test harness's output pipe.
@@ -220,10 +423,17 @@ func (m *master) startWorker() (*exec.Cmd, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	w := &worker{pid: cmd.Process.Pid, start: time.Now(), sock: sock, cmd: cmd}
 	m.mu.Lock()
-	m.worker = proc{pid: cmd.Process.Pid, start: time.Now()}
+	if m.cur == nil {
+		m.cur = w
+	}
 	m.mu.Unlock()
-	return cmd, nil
+	go func() {
+		err := cmd.Wait()
+		m.exits <- workerExit{w: w, st: exitStatus(cmd.ProcessState, err)}
+	}()
+	return w, nil
 }
 
 // workerReady is closed once the worker has installed its signal handlers:
@@ -231,11 +441,11 @@ func (m *master) startWorker() (*exec.Cmd, error) {
 // SIGUSR1 ignored) instead of stopping it the way it should. The worker
 // catches its signals before it opens its private CLI socket, so that
 // socket is the sign; a worker without one gets workerStartGrace.
-func (m *master) workerReady() chan struct{} {
+func (m *master) workerReady(w *worker) chan struct{} {
 	ch := make(chan struct{})
 	go func() {
 		defer close(ch)
-		path := filepath.Join(m.sockDir, "worker.sock")
+		path := w.sock
 		for deadline := time.Now().Add(workerStartGrace); time.Now().Before(deadline); {
 			if _, err := os.Stat(path); err == nil {
 				return
@@ -334,15 +544,15 @@ func statusText(st int) string {
 }
 
 func (m *master) noticef(format string, a ...any) {
-	fmt.Fprintf(m.logOut, "[NOTICE]   (%d) : "+format+"\n", append([]any{m.pid}, a...)...)
+	m.logf("[NOTICE]   ", format, a...)
 }
 
 func (m *master) warnf(format string, a ...any) {
-	fmt.Fprintf(m.logOut, "[WARNING]  (%d) : "+format+"\n", append([]any{m.pid}, a...)...)
+	m.logf("[WARNING]  ", format, a...)
 }
 
 func (m *master) alertf(format string, a ...any) {
-	fmt.Fprintf(m.logOut, "[ALERT]    (%d) : "+format+"\n", append([]any{m.pid}, a...)...)
+	m.logf("[ALERT]    ", format, a...)
 }
 
 // listenMasterCLI opens one -S address: fd@N, a UNIX path (optionally
@@ -427,7 +637,9 @@ const (
 const masterHelp = `  @<relative pid>                         : send a command to the <relative pid> process
   @!<pid>                                 : send a command to the <pid> process
   @master                                 : send a command to the master process
+  reload                                  : reload haproxy
   show proc                               : show processes status
+  show startup-logs                       : report logs emitted during HAProxy startup
   show version                            : show version of the current process
   help [<command>]                        : list matching or all commands
   prompt                                  : toggle interactive mode with prompt
@@ -462,7 +674,7 @@ func (m *master) session(c net.Conn) {
 				words = words[1:]
 				if len(words) == 0 {
 					// A bare prefix changes the session's target.
-					if prefix == "@" || prefix == "@master" {
+					if masterPrefix(prefix) {
 						target = ""
 					} else if _, ok := m.resolve(prefix); ok {
 						target = prefix
@@ -486,7 +698,7 @@ func (m *master) session(c net.Conn) {
 				}
 				continue
 			}
-			if prefix != "" && prefix != "@" && prefix != "@master" {
+			if prefix != "" && !masterPrefix(prefix) {
 				var modes []string
 				if expert {
 					modes = append(modes, "expert-mode on")
@@ -509,6 +721,20 @@ func (m *master) session(c net.Conn) {
 			case "show proc":
 				m.showProc(w)
 				fmt.Fprint(w, "\n")
+			case "reload":
+				// The reply comes before the reload: the new worker's
+				// start may take long, and its outcome is in show proc
+				// and show startup-logs.
+				select {
+				case m.reloadReq <- struct{}{}:
+				default:
+				}
+				fmt.Fprint(w, "\n")
+			case "show startup-logs":
+				m.mu.Lock()
+				logs := m.logs
+				m.mu.Unlock()
+				fmt.Fprint(w, logs.String()+"\n")
 			case "show version":
 				fmt.Fprintf(w, "%s\n\n", core.Version)
 			case "help":
@@ -568,31 +794,56 @@ func splitCommands(line string) []string {
 	return append(out, b.String())
 }
 
-// resolve maps "@1" (the current worker) or "@!<pid>" to a worker's pid.
+// masterPrefix says whether a prefix names the master: "@", "@master"
+// or the relative pid 0.
+func masterPrefix(prefix string) bool {
+	return prefix == "@" || prefix == "@master" || prefix == "@0"
+}
+
+// resolve maps a worker prefix to its pid: "@!<pid>" names any worker,
+// old ones included; a relative pid "@<n>" (n > 0) is the current worker,
+// as in 2.6, which has one relative pid per process no more.
 func (m *master) resolve(prefix string) (int, bool) {
-	m.mu.Lock()
-	wpid := m.worker.pid
-	m.mu.Unlock()
-	switch {
-	case strings.HasPrefix(prefix, "@!"):
-		n, err := strconv.Atoi(prefix[2:])
-		return n, err == nil && n == wpid
-	case prefix == "@1":
-		return wpid, wpid != 0
+	w := m.target(prefix)
+	if w == nil {
+		return 0, false
 	}
-	return 0, false
+	return w.pid, true
+}
+
+func (m *master) target(prefix string) *worker {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if strings.HasPrefix(prefix, "@!") {
+		n, err := strconv.Atoi(prefix[2:])
+		if err != nil {
+			return nil
+		}
+		for _, w := range append([]*worker{m.cur}, m.old...) {
+			if w != nil && w.pid == n {
+				return w
+			}
+		}
+		return nil
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(prefix, "@"))
+	if err != nil || n == 0 {
+		return nil
+	}
+	return m.cur
 }
 
 // forward sends one command to the worker's private stats socket, after
 // the commands that turn the session's modes on, and copies the command's
 // reply (which ends with its own empty line).
 func (m *master) forward(w io.Writer, prefix, cmd string, modes []string) {
-	if _, ok := m.resolve(prefix); !ok {
+	wk := m.target(prefix)
+	if wk == nil {
 		fmt.Fprintf(w, "Can't find the target PID matching the prefix '%s'\n\n", prefix)
 		return
 	}
 	// A worker that has just started may not listen yet: retry a while.
-	path := filepath.Join(m.sockDir, "worker.sock")
+	path := wk.sock
 	var c net.Conn
 	var err error
 	for deadline := time.Now().Add(workerDialWait); ; {
@@ -633,13 +884,21 @@ func (m *master) forward(w io.Writer, prefix, cmd string, modes []string) {
 // showProc prints HAProxy 2.6's process table.
 func (m *master) showProc(w io.Writer) {
 	m.mu.Lock()
-	wk := m.worker
+	cur := m.cur
+	old := append([]*worker(nil), m.old...)
+	reloads := fmt.Sprintf("%d [failed: %d]", m.reloads, m.failed)
 	m.mu.Unlock()
 	fmt.Fprintf(w, "%-15s %-15s %-15s %-15s %-15s\n", "#<PID>", "<type>", "<reloads>", "<uptime>", "<version>")
-	fmt.Fprintf(w, "%-15d %-15s %-15s %-15s %s\n", m.pid, "master", "0 [failed: 0]", uptime(time.Since(m.start)), core.Version)
+	fmt.Fprintf(w, "%-15d %-15s %-15s %-15s %s\n", m.pid, "master", reloads, uptime(time.Since(m.start)), core.Version)
 	fmt.Fprintf(w, "# workers\n")
-	if wk.pid != 0 {
-		fmt.Fprintf(w, "%-15d %-15s %-15d %-15s %s\n", wk.pid, "worker", wk.reloads, uptime(time.Since(wk.start)), core.Version)
+	if cur != nil {
+		fmt.Fprintf(w, "%-15d %-15s %-15d %-15s %s\n", cur.pid, "worker", cur.reloads, uptime(time.Since(cur.start)), core.Version)
+	}
+	if len(old) > 0 {
+		fmt.Fprintf(w, "# old workers\n")
+		for _, o := range old {
+			fmt.Fprintf(w, "%-15d %-15s %-15d %-15s %s\n", o.pid, "worker", o.reloads, uptime(time.Since(o.start)), core.Version)
+		}
 	}
 	fmt.Fprintf(w, "# programs\n")
 }
@@ -648,4 +907,16 @@ func (m *master) showProc(w io.Writer) {
 func uptime(d time.Duration) string {
 	s := int(d / time.Second)
 	return fmt.Sprintf("%dd%02dh%02dm%02ds", s/86400, s/3600%24, s/60%60, s%60)
+}
+
+// logf prints one master message, kept for show startup-logs too.
+func (m *master) logf(tag, format string, a ...any) {
+	line := fmt.Sprintf(tag+"(%d) : "+format+"\n", append([]any{m.pid}, a...)...)
+	io.WriteString(m.logOut, line)
+	m.mu.Lock()
+	logs := m.logs
+	m.mu.Unlock()
+	if logs != nil {
+		logs.Write([]byte(line))
+	}
 }

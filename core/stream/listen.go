@@ -90,11 +90,13 @@ func (proc *Process) Run() error {
 			for _, a := range b.Addrs {
 				if err := proc.listen(p, b, a); err != nil {
 					proc.closeListeners()
+					proc.closeUnadopted()
 					return fmt.Errorf("Starting frontend %s: cannot bind socket (%v) [%s]", p.Name, err, b.Addr)
 				}
 			}
 		}
 	}
+	proc.closeUnadopted()
 	proc.OnStop(proc.closeListeners)
 	if err := proc.startPeers(); err != nil {
 		proc.closeListeners()
@@ -113,7 +115,10 @@ type listener struct {
 	bind  *core.Bind
 	shard int // -1: connections are spread over the shards
 	unix  string
-	reg   *streamRegistry // the process's, for the connections accepted here
+	// inherited is set for a bind fd@N: the socket is the parent's too,
+	// and is never paused.
+	inherited bool
+	reg       *streamRegistry // the process's, for the connections accepted here
 	// bindResv counts the accepts waiting on the bind's listeners (one
 	// per listener at most), shared by them: see acquire.
 	bindResv *atomic.Int64
@@ -216,13 +221,19 @@ func (proc *Process) listen(fe *proxy, b *core.Bind, addr string) error {
 		if err != nil {
 			return err
 		}
-		proc.addListener(&listener{ln: ln, fe: fe, bind: b, shard: -1})
+		proc.addListener(&listener{ln: ln, fe: fe, bind: b, shard: -1, inherited: true})
 	case "unix":
+		if ok, err := proc.adoptListeners(fe, b, kind, rest); ok || err != nil {
+			return err
+		}
 		if fi, err := os.Lstat(rest); err == nil && fi.Mode()&os.ModeSocket != 0 {
 			os.Remove(rest)
 		}
 		ln, err := net.Listen("unix", rest)
 		if err == nil {
+			// closeListeners removes the file, unless another process
+			// has taken the socket.
+			ln.(*net.UnixListener).SetUnlinkOnClose(false)
 			err = setBacklog(ln, proc.backlog(fe, b))
 		}
 		if err == nil {
@@ -235,6 +246,9 @@ func (proc *Process) listen(fe *proxy, b *core.Bind, addr string) error {
 		}
 		proc.addListener(&listener{ln: ln, fe: fe, bind: b, shard: -1, unix: rest})
 	default:
+		if ok, err := proc.adoptListeners(fe, b, kind, rest); ok || err != nil {
+			return err
+		}
 		lc := net.ListenConfig{Control: bindControl(b)}
 		for sh := 0; sh < proc.Threads; sh++ {
 			ln, err := lc.Listen(context.Background(), "tcp", rest)
@@ -305,10 +319,11 @@ func (proc *Process) closeListeners() {
 	proc.lmu.Lock()
 	ls := proc.listeners
 	proc.listeners = nil
+	handedOver := proc.handedOver
 	proc.lmu.Unlock()
 	for _, l := range ls {
 		l.ln.Close()
-		if l.unix != "" {
+		if l.unix != "" && !handedOver {
 			os.Remove(l.unix)
 		}
 	}

@@ -58,11 +58,18 @@ type Process struct {
 	StartupLogs *ring.Ring
 
 	pools     *pool.Set[*srvConn]
-	lmu       sync.Mutex // guards listeners
+	lmu       sync.Mutex // guards listeners, adopted, adoptedUsed and handedOver
 	listeners []*listener
-	active    sync.WaitGroup // accept loops
-	streams   sync.WaitGroup // client connections being served
-	curConns  atomic.Int64
+	// adopted are listening sockets taken from an old process (Adopt),
+	// until a bind takes them; adoptedUsed counts those taken.
+	adopted     []*os.File
+	adoptedUsed int
+	// handedOver is set once the listeners were exported to another
+	// process: the UNIX socket files are that process's then.
+	handedOver bool
+	active     sync.WaitGroup // accept loops
+	streams    sync.WaitGroup // client connections being served
+	curConns   atomic.Int64
 	// Bytes tcp streams sent by splicing (HTTP ones count in the h1
 	// counters).
 	splicedOut atomic.Int64
