@@ -8,6 +8,10 @@
 #   scripts/bench-rulechain.sh [args...]            as HAPROXY_BIN: runs
 #                                                   ${RULECHAIN_HAPROXY:-/usr/sbin/haproxy}
 #
+# RULECHAIN=stick replaces the chain by per-client rate limiting: every
+# request is tracked in a stick table by source address and checked against
+# its request rate (a limit it never reaches, so that all are answered).
+#
 # Both proxies then read the same config, chain included:
 #   HAPROXY_BIN=$PWD/scripts/bench-rulechain.sh EXTRA_NAME=goha \
 #   EXTRA_CMD="$PWD/scripts/bench-rulechain.sh $PWD/bin/goha -db -f {cfg}" \
@@ -28,8 +32,19 @@ for ((i = 0; i < ${#args[@]}; i++)); do
   out=$cfg.rulechain
   map=$cfg.routes.map
   printf '127.0.0.1 be_bench\nlocalhost be_bench\n' > "$map"
-  awk -v map="$map" '
+  awk -v map="$map" -v chain="${RULECHAIN:-rules}" '
     { print }
+    /^[ \t]*default_backend be_bench/ && chain == "stick" {
+      print "    http-request track-sc0 src table st_src"
+      print "    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 100000000 }"
+      next
+    }
+    END {
+      if (chain == "stick") {
+        print "backend st_src"
+        print "    stick-table type ip size 100k expire 60s store http_req_rate(10s)"
+      }
+    }
     /^[ \t]*default_backend be_bench/ {
       print "    acl is_api path_beg /api"
       print "    acl host_ok hdr(host),field(1,:) -i 127.0.0.1 localhost"
