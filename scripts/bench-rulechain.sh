@@ -60,7 +60,7 @@ for ((i = 0; i < ${#args[@]}; i++)); do
       print "    http-response set-header x-static yes if { var(txn.static) -m bool }"
       print "    use_backend be_bench if host_ok"
     }' "$cfg" > "$out"
-  grep -q 'acl is_api' "$out" || { echo "bench-rulechain: no 'default_backend be_bench' in $cfg" >&2; exit 1; }
+  grep -Eq 'acl is_api|track-sc0 src' "$out" || { echo "bench-rulechain: no 'default_backend be_bench' in $cfg" >&2; exit 1; }
   args[i + 1]=$out
 done
 exec "$bin" "${args[@]}"
