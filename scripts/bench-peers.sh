@@ -61,7 +61,7 @@ end
 LUA
 
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
-used() { echo "show table t" | socat - "UNIX-CONNECT:$1" 2>/dev/null | awk -F'used:' '/^# table/ {print $2+0; exit}'; }
+used() { echo "show table t" | socat - "UNIX-CONNECT:$1" 2>/dev/null | awk -F'used:' '/^# table/ && !d {print $2+0; d=1}' || true; }
 now() { date +%s.%N; }
 
 echo "| sender | round | entries | RSS growth (MiB) | bytes per entry | resync to HAProxy (s) | updates/s |"
