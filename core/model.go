@@ -287,6 +287,7 @@ type ServerConf struct {
 	CheckViaSocks4 bool
 	CheckSSL       bool
 	CheckSNI       string
+	CheckALPN      string // check-alpn's protocol list, comma-separated
 	Agent          bool
 	AgentInter     time.Duration
 	AgentPort      int
