@@ -178,7 +178,7 @@ func (v *ClientVerify) build(certs []*x509.Certificate) ([]*x509.Certificate, *V
 			return append(chain, is), nil
 		}
 		depth := len(chain) - 1
-		if bytes.Equal(cur.RawIssuer, cur.RawSubject) && cur.CheckSignatureFrom(cur) == nil {
+		if bytes.Equal(cur.RawIssuer, cur.RawSubject) && cur.CheckSignature(cur.SignatureAlgorithm, cur.RawTBSCertificate, cur.Signature) == nil {
 			if depth == 0 {
 				return nil, &VerifyError{Depth: 0, Code: ErrDepthZeroSelfSigned}
 			}
