@@ -22,7 +22,7 @@ type tlsStream struct {
 	hasVrfy bool
 }
 
-func (t *tlsStream) FrontCertificate() *x509.Certificate    { return t.front }
+func (t *tlsStream) FrontCertificate() *x509.Certificate   { return t.front }
 func (t *tlsStream) BackendTLSState() *tls.ConnectionState { return t.back }
 func (t *tlsStream) ClientVerify() (int, int, int, int) {
 	return t.verify[0], t.verify[1], t.verify[2], t.verify[3]
