@@ -87,6 +87,16 @@ func init() {
 			s.setInt(0)
 			return true
 		}),
+		// A stream's connection finished its handshake: OpenSSL's last
+		// error is none.
+		tlsFetch("ssl_fc_err", TSint, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			s.setInt(0)
+			return true
+		}),
+		backFetch("ssl_bc_err", TSint, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			s.setInt(0)
+			return true
+		}),
 		verifyFetch("ssl_c_err", func(_, e, _, _ int) int { return e }),
 		verifyFetch("ssl_c_ca_err", func(_, _, e, _ int) int { return e }),
 		verifyFetch("ssl_c_ca_err_depth", func(_, _, _, d int) int { return d }),
