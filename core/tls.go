@@ -163,6 +163,9 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 			return nil, fmt.Errorf("unable to load certificate '%s': %v", crt, err)
 		}
 		c.Certificates = []tls.Certificate{cert}
+		// OpenSSL sends its certificate whatever CAs the server names;
+		// crypto/tls would send none when its issuer is not one of them.
+		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
 	}
 	if sni, ok := m["sni"]; ok {
 		if v, ok := strings.CutPrefix(sni, "str("); ok && strings.HasSuffix(v, ")") {

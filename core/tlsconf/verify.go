@@ -29,6 +29,7 @@ const (
 	ErrDepthZeroSelfSigned    = 18
 	ErrSelfSignedCertInChain  = 19
 	ErrUnableToGetIssuerLocal = 20
+	ErrUnableToVerifyLeafSig  = 21
 	ErrCertRevoked            = 23
 	ErrInvalidPurpose         = 26
 )
@@ -127,11 +128,13 @@ func (v *ClientVerify) Errors(raw [][]byte, now time.Time) []VerifyError {
 	if len(certs) == 0 {
 		return nil
 	}
+	// A chain that reaches no trusted CA is still checked as far as it
+	// goes, as OpenSSL does once the error is tolerated.
 	chain, bad := v.build(certs)
-	if bad != nil {
-		return []VerifyError{*bad}
-	}
 	var errs []VerifyError
+	if bad != nil {
+		errs = append(errs, *bad)
+	}
 	// OpenSSL checks revocation from the client's certificate up, then
 	// the dates and signatures from the CA down.
 	if len(v.CRLs) > 0 {
@@ -141,6 +144,15 @@ func (v *ClientVerify) Errors(raw [][]byte, now time.Time) []VerifyError {
 				errs = append(errs, VerifyError{Depth: i, Code: code})
 			}
 		}
+	}
+	// Signatures and dates go down from the top of the chain; one that
+	// stopped short of a CA leaves its top unchecked, and a lone
+	// certificate cannot have its signature verified.
+	if bad != nil && bad.Code == ErrUnableToGetIssuerLocal {
+		if len(chain) == 1 {
+			return append(errs, VerifyError{Depth: 0, Code: ErrUnableToVerifyLeafSig})
+		}
+		chain = chain[:len(chain)-1]
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		c := chain[i]
@@ -156,7 +168,8 @@ func (v *ClientVerify) Errors(raw [][]byte, now time.Time) []VerifyError {
 
 // build finds the chain from the client's certificate to a trusted CA
 // through the certificates it sent, by names and signatures only: the
-// dates are OpenSSL's next step, reported with their depth.
+// dates are OpenSSL's next step, reported with their depth. A chain that
+// stops short comes with the error that stopped it.
 func (v *ClientVerify) build(certs []*x509.Certificate) ([]*x509.Certificate, *VerifyError) {
 	issuerIn := func(list []*x509.Certificate, c *x509.Certificate) *x509.Certificate {
 		for _, is := range list {
@@ -180,17 +193,17 @@ func (v *ClientVerify) build(certs []*x509.Certificate) ([]*x509.Certificate, *V
 		depth := len(chain) - 1
 		if bytes.Equal(cur.RawIssuer, cur.RawSubject) && cur.CheckSignature(cur.SignatureAlgorithm, cur.RawTBSCertificate, cur.Signature) == nil {
 			if depth == 0 {
-				return nil, &VerifyError{Depth: 0, Code: ErrDepthZeroSelfSigned}
+				return chain, &VerifyError{Depth: 0, Code: ErrDepthZeroSelfSigned}
 			}
-			return nil, &VerifyError{Depth: depth, Code: ErrSelfSignedCertInChain}
+			return chain, &VerifyError{Depth: depth, Code: ErrSelfSignedCertInChain}
 		}
 		is := issuerIn(certs[1:], cur)
 		if is == nil {
-			return nil, &VerifyError{Depth: depth, Code: ErrUnableToGetIssuerLocal}
+			return chain, &VerifyError{Depth: depth, Code: ErrUnableToGetIssuerLocal}
 		}
 		chain = append(chain, is)
 	}
-	return nil, &VerifyError{Depth: len(chain) - 1, Code: ErrUnableToGetIssuerLocal}
+	return chain, &VerifyError{Depth: len(chain) - 1, Code: ErrUnableToGetIssuerLocal}
 }
 
 // ParseCerts reads the certificates of a PEM file's contents.

@@ -93,7 +93,7 @@ func TestClientVerifyErrors(t *testing.T) {
 		{"not yet valid", raw(future), nil, []VerifyError{{0, ErrCertNotYetValid}}},
 		{"self-signed", raw(self), nil, []VerifyError{{0, ErrDepthZeroSelfSigned}}},
 		{"untrusted root sent", raw(stranger, otherRoot), nil, []VerifyError{{1, ErrSelfSignedCertInChain}}},
-		{"no issuer", raw(good), nil, []VerifyError{{0, ErrUnableToGetIssuerLocal}}},
+		{"no issuer", raw(good), nil, []VerifyError{{0, ErrUnableToGetIssuerLocal}, {0, ErrUnableToVerifyLeafSig}}},
 		{"expired CA", raw(underOld, oldInter), nil, []VerifyError{{1, ErrCertHasExpired}}},
 		{"revoked", raw(good, inter), []*x509.RevocationList{crl(inter, 3), crl(root)}, []VerifyError{{0, ErrCertRevoked}}},
 		{"no CRL for the CA", raw(good, inter), []*x509.RevocationList{crl(inter)}, []VerifyError{{1, ErrUnableToGetCRL}, {2, ErrUnableToGetCRL}}},
