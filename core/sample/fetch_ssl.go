@@ -87,6 +87,26 @@ func init() {
 			s.setInt(0)
 			return true
 		}),
+		// goha accepts no early data and negotiates no NPN.
+		tlsFetch("ssl_fc_has_early", TBool, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			s.setBool(false)
+			return true
+		}),
+		tlsFetch("ssl_fc_npn", TStr, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool { return false }),
+		backFetch("ssl_bc_npn", TStr, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool { return false }),
+		// The first Finished message of the handshake (RFC 5929's
+		// tls-unique), as HAProxy picks it on the server side; Go keeps
+		// none for TLS 1.3.
+		tlsFetch("ssl_fc_unique_id", TBin, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {
+			if len(cs.TLSUnique) == 0 {
+				return false
+			}
+			s.T, s.B = TBin, cs.TLSUnique
+			return true
+		}),
+		// HAProxy's client side gives the server's Finished, which Go
+		// does not keep.
+		unsupportedFetch("ssl_bc_unique_id", TBin),
 		// A stream's connection finished its handshake: OpenSSL's last
 		// error is none.
 		tlsFetch("ssl_fc_err", TSint, func(r *Request, cs *tls.ConnectionState, a []Arg, s *Sample) bool {

@@ -83,6 +83,9 @@ func TestFetchesTLSCertificates(t *testing.T) {
 		&tls.Config{ServerName: "www.example.org", InsecureSkipVerify: true, Certificates: []tls.Certificate{cliCert},
 			NextProtos: []string{"http/1.1"}})
 	sum := sha1.Sum(srvLeaf.Raw)
+	if len(srv.TLSUnique) != 12 || string(srv.TLSUnique) != string(cli.TLSUnique) {
+		t.Fatalf("tls-unique: %x %x", srv.TLSUnique, cli.TLSUnique)
+	}
 	r := request(t, testReq)
 	r.Stream = &tlsStream{testStream: testStream{tls: srv}, front: srvLeaf, back: cli, verify: [4]int{10, 10, 20, 1}}
 	for _, tc := range []struct{ expr, want string }{
@@ -112,6 +115,9 @@ func TestFetchesTLSCertificates(t *testing.T) {
 		{"ssl_bc_alg_keysize", "256"},
 		{"ssl_bc_alpn", "http/1.1"},
 		{"ssl_bc_is_resumed", "0"},
+		{"ssl_fc_has_early", "0"},
+		{"ssl_fc_npn", "<none>"},
+		{"ssl_fc_unique_id,hex", strings.ToUpper(hex.EncodeToString(srv.TLSUnique))},
 	} {
 		if got := fetchText(t, r, tc.expr); got != tc.want {
 			t.Errorf("%s = %q, want %q", tc.expr, got, tc.want)
@@ -132,7 +138,7 @@ func TestFetchesTLSCertificates(t *testing.T) {
 }
 
 func TestFetchesTLSRefused(t *testing.T) {
-	for _, e := range []string{"ssl_fc_session_id", "ssl_bc_client_random", "ssl_fc_server_random"} {
+	for _, e := range []string{"ssl_fc_session_id", "ssl_bc_client_random", "ssl_fc_server_random", "ssl_bc_unique_id"} {
 		_, err := CompileExpr(nil, e)
 		if err == nil || !strings.Contains(err.Error(), "not supported by goha") {
 			t.Errorf("%s: %v", e, err)
