@@ -9,6 +9,7 @@ import (
 
 	"goha/core/config"
 	"goha/core/diag"
+	"goha/core/tlsconf"
 )
 
 func init() {
@@ -143,6 +144,10 @@ func parseBind(c *kwCtx, args []string) error {
 			case "proto":
 				if v != "h1" {
 					return errf("'bind %s' : '%s %s' is not supported by goha.", args[0], kw, v)
+				}
+			case "crt-ignore-err", "ca-ignore-err":
+				if _, _, err := tlsconf.ParseIgnoreErr(kw, v); err != nil {
+					return errf("'bind %s' in section '%s' : %v", args[0], c.sec.Kind, err)
 				}
 			case "process":
 				c.b.d.Warnf(c.pos, "'bind %s' in section '%s' : %s", args[0], c.sec.Kind, processDeprecated(v))

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"goha/core/diag"
 	"goha/core/tlsconf"
 	"os"
 	"path/filepath"
@@ -234,6 +235,10 @@ func checkTLS(b *builder) {
 		for _, bd := range p.Binds {
 			if bindHasSSL(bd) {
 				cfg, err := buildBindTLS(&b.cfg.Global, bd)
+				if errors.Is(err, errNoCAFile) {
+					b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Proxy '%s': verify is enabled but no CA file specified for bind '%s' at [%s:%d].", p.Name, bd.Addr, bd.Pos.File, bd.Pos.Line)})
+					continue
+				}
 				if err != nil {
 					b.d.Alertf(bd.Pos, "'bind %s' : %v", bd.Addr, err)
 					continue
@@ -421,7 +426,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	b.verify = nil
 	if c.ClientAuth != tls.NoClientCert {
 		if len(roots) == 0 {
-			return nil, fmt.Errorf("verify is enabled but no CA file specified.")
+			return nil, errNoCAFile
 		}
 		// crypto/tls would stop at the first error; the verification is
 		// goha's so that crt-ignore-err and ca-ignore-err can let a
@@ -445,6 +450,10 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	}
 	return c, nil
 }
+
+// errNoCAFile is a bind that verifies clients without a CA to verify
+// them against.
+var errNoCAFile = errors.New("verify is enabled but no CA file specified")
 
 // crtEntry is a certificate (file or directory) a bind loads, with the
 // SNI names its crt-list line restricts it to.

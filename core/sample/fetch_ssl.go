@@ -221,7 +221,7 @@ func verifyFetch(name string, pick func(v, e, ce, cd int) int) Fetch {
 func unsupportedFetch(name string, out Type) Fetch {
 	return Fetch{Name: name, Out: out, Need: NeedL4, Max: -1,
 		Check: func(env *Env, a []Arg) error {
-			return fmt.Errorf("fetch method '%s' is not supported by goha (Go's TLS stack does not expose it)", name)
+			return fmt.Errorf("not supported by goha (Go's TLS stack does not expose it)")
 		},
 		Fn: func(r *Request, a []Arg, s *Sample) bool { return false }}
 }

@@ -11,7 +11,6 @@ import (
 	"encoding/asn1"
 	"encoding/pem"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -53,6 +52,28 @@ type ClientVerify struct {
 	IgnoreCrtAll        bool
 }
 
+// maxIgnoreErr is the highest error ID HAProxy 2.6 (as installed, 2.6.12)
+// takes in an ignore list.
+const maxIgnoreErr = 94
+
+// atoi is C's: optional blanks and sign, then the leading digits.
+func atoi(s string) int {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	n := 0
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9' && n < 1<<30; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	if neg {
+		return -n
+	}
+	return n
+}
+
 // ParseIgnoreErr reads the argument of ca-ignore-err or crt-ignore-err:
 // "all" or a comma-separated list of X509_V_ERR numbers.
 func ParseIgnoreErr(kw, v string) (all bool, set map[int]bool, err error) {
@@ -64,9 +85,10 @@ func ParseIgnoreErr(kw, v string) (all bool, set map[int]bool, err error) {
 	}
 	set = map[int]bool{}
 	for _, w := range strings.Split(v, ",") {
-		n, e := strconv.Atoi(w)
-		if e != nil || n < 0 || n > 1023 {
-			return false, nil, fmt.Errorf("'%s' : ID '%s' out of range (0..1023) in error IDs list '%s'", kw, w, v)
+		// HAProxy reads each ID with atoi: "x" is 0, "12x" is 12.
+		n := atoi(w)
+		if n <= 0 || n > maxIgnoreErr {
+			return false, nil, fmt.Errorf("'%s' : ID '%d' out of range (1..%d) in error IDs list '%s'", kw, n, maxIgnoreErr, v)
 		}
 		set[n] = true
 	}

@@ -144,7 +144,14 @@ func TestParseIgnoreErr(t *testing.T) {
 	if _, set, err := ParseIgnoreErr("ca-ignore-err", "10,23"); err != nil || !set[10] || !set[23] || len(set) != 2 {
 		t.Errorf("10,23: %v %v", set, err)
 	}
-	for _, bad := range []string{"", "x", "10,", "1024", "-1"} {
+	if _, set, err := ParseIgnoreErr("ca-ignore-err", "12x,+3"); err != nil || !set[12] || !set[3] {
+		t.Errorf("12x,+3: %v %v", set, err)
+	}
+	_, _, err := ParseIgnoreErr("crt-ignore-err", "10,x")
+	if err == nil || err.Error() != "'crt-ignore-err' : ID '0' out of range (1..94) in error IDs list '10,x'" {
+		t.Errorf("10,x: %v", err)
+	}
+	for _, bad := range []string{"", "x", "10,", "95", "-1", "0"} {
 		if _, _, err := ParseIgnoreErr("ca-ignore-err", bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
