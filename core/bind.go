@@ -9,6 +9,7 @@ import (
 
 	"goha/core/config"
 	"goha/core/diag"
+	"goha/core/tlsconf"
 )
 
 func init() {
@@ -25,6 +26,7 @@ var bindParamArgs = map[string]int{
 	"tcp-ut": 1, "proto": 1, "nice": 1, "tls-ticket-keys": 1, "expose-fd": 1,
 	"ca-sign-file": 1, "ca-sign-pass": 1, "sigalgs": 1, "client-sigalgs": 1,
 	"ca-verify-file": 1, "label": 1, "accept-netscaler-cip": 1,
+	"ca-ignore-err": 1, "crt-ignore-err": 1,
 }
 
 var bindFlags = map[string]bool{
@@ -45,7 +47,7 @@ var bindGaps = map[string]Gap{
 	"namespace": Refused, "npn": Refused,
 	"generate-certificates": Refused, "tls-ticket-keys": Refused, "ca-sign-file": Refused,
 	"ca-sign-pass": Refused, "sigalgs": Refused, "client-sigalgs": Refused,
-	"ca-verify-file": Refused, "no-ca-names": Refused, "force-sslv3": Refused,
+	"no-ca-names": Refused, "force-sslv3": Refused,
 	// Tuning, identifiers, or settings only a CLI socket reads.
 	"id": Warned, "thread": Warned, "label": Warned, "nice": Warned, "defer-accept": Warned,
 	"tfo": Warned, "mss": Warned, "tcp-ut": Warned, "ssl-reuse": Warned,
@@ -142,6 +144,10 @@ func parseBind(c *kwCtx, args []string) error {
 			case "proto":
 				if v != "h1" {
 					return errf("'bind %s' : '%s %s' is not supported by goha.", args[0], kw, v)
+				}
+			case "crt-ignore-err", "ca-ignore-err":
+				if _, _, err := tlsconf.ParseIgnoreErr(kw, v); err != nil {
+					return errf("'bind %s' in section '%s' : %v", args[0], c.sec.Kind, err)
 				}
 			case "process":
 				c.b.d.Warnf(c.pos, "'bind %s' in section '%s' : %s", args[0], c.sec.Kind, processDeprecated(v))

@@ -252,6 +252,13 @@ var proxyKeywords = []Keyword{
 		}
 		return nil
 	}},
+	{Name: "option httpslog", Scope: scopeProxy, Args: 0, Parse: func(c *kwCtx, args []string) error {
+		c.p.HTTPLog, c.p.TCPLog, c.p.HTTPLogCLF = !c.neg, false, false
+		if !c.neg {
+			c.p.LogFmt = &LogFormatDef{Pos: c.pos, Kind: "option httpslog", Src: c.p.LogFormat}
+		}
+		return nil
+	}},
 	{Name: "option forwardfor", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 		c.p.ForwardFor = !c.neg
 		c.p.ForwardForIfNone = false

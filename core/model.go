@@ -13,6 +13,7 @@ import (
 
 	"goha/core/check"
 	"goha/core/diag"
+	"goha/core/tlsconf"
 	"goha/ring"
 )
 
@@ -67,6 +68,9 @@ type Bind struct {
 	Backlog int
 	Args    []string    // remaining keywords, for features that read them (ssl, ...)
 	tls     *tls.Config // `ssl` binds; built by checkTLS
+	// verify checks client certificates when the bind asks for them;
+	// set with tls, read-only after.
+	verify *tlsconf.ClientVerify
 	// Listener counters (listener rows of show stat, only with option socket-stats).
 	Counters Counters
 }
@@ -283,6 +287,7 @@ type ServerConf struct {
 	CheckViaSocks4 bool
 	CheckSSL       bool
 	CheckSNI       string
+	CheckALPN      string // check-alpn's protocol list, comma-separated
 	Agent          bool
 	AgentInter     time.Duration
 	AgentPort      int

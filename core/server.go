@@ -144,7 +144,7 @@ func init() {
 		"no-verifyhost":    sslArg(0),
 		"ssl-reuse":        sslArg(0),
 		"no-ssl-reuse":     sslArg(0),
-		"check-alpn":       {Args: 1, Unimplemented: Refused},
+		"check-alpn":       {Args: 1, Parse: func(s *ServerConf, a []string) error { s.CheckALPN = a[0]; return nil }},
 		"check-proto":      {Args: 1, Unimplemented: Refused},
 		"proto":            {Args: 1, Parse: onlyDefault("h1")},
 		"ws":               {Args: 1, Parse: onlyDefault("auto", "h1")},

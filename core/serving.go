@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 
 	"goha/core/check"
+	"goha/core/tlsconf"
 	"goha/ring"
 )
 
@@ -37,6 +38,10 @@ func (p *Proxy) HasLoggers() bool { return len(p.loggers) > 0 }
 
 // TLS is the bind's TLS configuration; nil unless it has `ssl`.
 func (b *Bind) TLS() *tls.Config { return b.tls }
+
+// ClientVerify checks client certificates for the bind; nil when it asks
+// for none.
+func (b *Bind) ClientVerify() *tlsconf.ClientVerify { return b.verify }
 
 // TakeSlot counts one more stream on s unless it is at maxconn.
 func (s *Server) TakeSlot() bool {

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"goha/core/diag"
 	"goha/core/tlsconf"
 	"os"
 	"path/filepath"
@@ -163,6 +164,9 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 			return nil, fmt.Errorf("unable to load certificate '%s': %v", crt, err)
 		}
 		c.Certificates = []tls.Certificate{cert}
+		// OpenSSL sends its certificate whatever CAs the server names;
+		// crypto/tls would send none when its issuer is not one of them.
+		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
 	}
 	if sni, ok := m["sni"]; ok {
 		if v, ok := strings.CutPrefix(sni, "str("); ok && strings.HasSuffix(v, ")") {
@@ -231,6 +235,10 @@ func checkTLS(b *builder) {
 		for _, bd := range p.Binds {
 			if bindHasSSL(bd) {
 				cfg, err := buildBindTLS(&b.cfg.Global, bd)
+				if errors.Is(err, errNoCAFile) {
+					b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("Proxy '%s': verify is enabled but no CA file specified for bind '%s' at [%s:%d].", p.Name, bd.Addr, bd.Pos.File, bd.Pos.Line)})
+					continue
+				}
 				if err != nil {
 					b.d.Alertf(bd.Pos, "'bind %s' : %v", bd.Addr, err)
 					continue
@@ -261,6 +269,8 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	disabled := map[uint16]bool{}
 	strictSNI := false
 	var crls []*x509.RevocationList
+	var roots []*x509.Certificate
+	cv := &tlsconf.ClientVerify{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		val := func() string {
@@ -296,14 +306,31 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			}
 		case "alpn":
 			c.NextProtos = strings.Split(val(), ",")
-		case "ca-file":
+		case "ca-file", "ca-verify-file":
 			path := val()
 			pem, err := os.ReadFile(g.caPath(path))
 			pool := x509.NewCertPool()
 			if err != nil || !pool.AppendCertsFromPEM(pem) {
 				return nil, fmt.Errorf("unable to load CA file '%s'", path)
 			}
-			c.ClientCAs = pool
+			// ca-verify-file's CAs verify clients without being named
+			// to them in the certificate request.
+			if a == "ca-file" {
+				c.ClientCAs = pool
+			}
+			roots = append(roots, tlsconf.ParseCerts(pem)...)
+		case "ca-ignore-err":
+			all, set, err := tlsconf.ParseIgnoreErr(a, val())
+			if err != nil {
+				return nil, err
+			}
+			cv.IgnoreCAAll, cv.IgnoreCA = all, set
+		case "crt-ignore-err":
+			all, set, err := tlsconf.ParseIgnoreErr(a, val())
+			if err != nil {
+				return nil, err
+			}
+			cv.IgnoreCrtAll, cv.IgnoreCrt = all, set
 		case "verify":
 			switch val() {
 			case "none":
@@ -396,8 +423,22 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	}
 	// The first certificate is the default; Go picks among the others by
 	// the client's SNI against each leaf's names.
-	if crls != nil {
-		c.VerifyPeerCertificate = tlsconf.CheckCRLs(crls)
+	b.verify = nil
+	if c.ClientAuth != tls.NoClientCert {
+		if len(roots) == 0 {
+			return nil, errNoCAFile
+		}
+		// crypto/tls would stop at the first error; the verification is
+		// goha's so that crt-ignore-err and ca-ignore-err can let a
+		// client through and ssl_c_verify tell why.
+		cv.Roots, cv.CRLs = roots, crls
+		if c.ClientAuth == tls.RequireAndVerifyClientCert {
+			c.ClientAuth = tls.RequireAnyClientCert
+		} else {
+			c.ClientAuth = tls.RequestClientCert
+		}
+		c.VerifyPeerCertificate = cv.Check
+		b.verify = cv
 	}
 	if strictSNI || hasFilters(crts) {
 		filters := make([][]string, len(filtered))
@@ -409,6 +450,10 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	}
 	return c, nil
 }
+
+// errNoCAFile is a bind that verifies clients without a CA to verify
+// them against.
+var errNoCAFile = errors.New("verify is enabled but no CA file specified")
 
 // crtEntry is a certificate (file or directory) a bind loads, with the
 // SNI names its crt-list line restricts it to.

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"goha/core"
 	"os"
+	"strings"
 
 	"goha/core/check"
 )
@@ -36,6 +37,9 @@ func (s *server) checkConfig() check.ServerConfig {
 		}
 		if hs.SNI != "" {
 			hs.TLS.ServerName = hs.SNI
+		}
+		if s.CheckALPN != "" {
+			hs.ALPN = strings.Split(s.CheckALPN, ",")
 		}
 	}
 	as := check.Settings{

@@ -1102,7 +1102,12 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	hc.roomResp.start(resp, bodyData(sbuf.Bytes(), resp, hlen), g.BufSize, g.MaxRewrite)
 	hc.room = &hc.roomResp
 	defer func() { hc.bw.sc, hc.room = nil, nil }()
-	for _, px := range []*proxy{be, fe} {
+	pxs := []*proxy{be, fe}
+	if fe == be {
+		// A listen section's rules run once, as in HAProxy.
+		pxs = pxs[:1]
+	}
+	for _, px := range pxs {
 		denied, st := hc.runRespRules(px.respRules, view, resp)
 		if st != 0 {
 			si.status = st

@@ -31,7 +31,9 @@ import (
 const (
 	tcpLogFormat  = "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq"
 	httpLogFormat = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r"
-	clfLogFormat  = "%{+Q}o %{-Q}ci - - [%trg] %r %ST %B \"\" \"\" %cp %ms %ft %b %s %TR %Tw %Tc %Tr %Ta %tsc %ac %fc %bc %sc %rc %sq %bq %CC %CS %hrl %hsl"
+	// option httpslog: httplog's fields and the TLS layer's.
+	httpsLogFormat = httpLogFormat + " %[fc_err]/%[ssl_fc_err,hex]/%[ssl_c_err]/%[ssl_c_ca_err]/%[ssl_fc_is_resumed] %[ssl_fc_sni]/%sslv/%sslc"
+	clfLogFormat   = "%{+Q}o %{-Q}ci - - [%trg] %r %ST %B \"\" \"\" %cp %ms %ft %b %s %TR %Tw %Tc %Tr %Ta %tsc %ac %fc %bc %sc %rc %sq %bq %CC %CS %hrl %hsl"
 )
 
 // lfOpt are a node's flags: %{+M,+Q,+X,+E}.
@@ -288,6 +290,18 @@ func compileLF(env *sample.Env, s string, http, caps bool, gone func(sample.Need
 			continue
 		}
 		f.needsLogCount = f.needsLogCount || v.kind == lfLogCount
+		if v.kind == lfSSLCipher || v.kind == lfSSLVersion {
+			// The client connection's TLS state, as the fetches read it.
+			fetch := "ssl_fc_cipher"
+			if v.kind == lfSSLVersion {
+				fetch = "ssl_fc_protocol"
+			}
+			if e, err := sample.CompileExpr(env, fetch); err == nil {
+				f.hasExpr = true
+				f.nodes = append(f.nodes, lfNode{kind: lfExprNode, opts: nodeOpts, smp: e})
+				continue
+			}
+		}
 		f.nodes = append(f.nodes, lfNode{kind: v.kind, opts: nodeOpts})
 	}
 	flush()
@@ -996,10 +1010,16 @@ func (proc *Process) compileLogFormats(dc *diag.Collector) {
 			dc.Add(diag.Diag{Sev: diag.Warning, Pos: d.Pos, Parsing: true,
 				Msg: fmt.Sprintf("'option httplog' not usable with %s '%s' (needs 'mode http'). Falling back to 'option tcplog'.", kind, p.Name)})
 		}
+		if d != nil && p.Mode != core.ModeHTTP && d.Kind == "option httpslog" {
+			dc.Add(diag.Diag{Sev: diag.Warning, Pos: d.Pos, Parsing: true,
+				Msg: fmt.Sprintf("'option httpslog' not usable with %s '%s' (needs 'mode http'). Falling back to 'option tcplog'.", kind, p.Name)})
+		}
 		src, pos := "", p.Pos
 		switch {
 		case d != nil && d.Kind == "log-format":
 			src, pos = p.LogFormat, d.Pos
+		case d != nil && d.Kind == "option httpslog" && p.Mode == core.ModeHTTP:
+			src = httpsLogFormat
 		case d != nil && d.Kind == "option httplog clf" && p.Mode == core.ModeHTTP:
 			src = clfLogFormat
 		case d != nil && d.Kind == "option httplog" && p.Mode == core.ModeHTTP && len(p.ReqCaps)+len(p.RspCaps) > 0:

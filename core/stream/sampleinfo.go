@@ -2,6 +2,7 @@ package stream
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"syscall"
 	"time"
@@ -44,17 +45,20 @@ func newSampleStream(proc *Process, si *streamInfo, ent *streamEntry, conn net.C
 }
 
 var (
-	_ sample.Stream        = (*sampleStream)(nil)
-	_ sample.ProxyInfo     = (*sampleStream)(nil)
-	_ sample.TxnInfo       = (*sampleStream)(nil)
-	_ sample.ConnInfo      = (*sampleStream)(nil)
-	_ sample.TLSInfo       = (*sampleStream)(nil)
-	_ sample.Streamless    = (*sampleStream)(nil)
-	_ sample.CaptureInfo   = (*sampleStream)(nil)
-	_ sample.UniqueIDInfo  = (*sampleStream)(nil)
-	_ sample.StickCounters = (*sampleStream)(nil)
-	_ sample.FrontendInfo  = (*sampleStream)(nil)
-	_ sample.RuleInfo      = (*sampleStream)(nil)
+	_ sample.Stream           = (*sampleStream)(nil)
+	_ sample.ProxyInfo        = (*sampleStream)(nil)
+	_ sample.TxnInfo          = (*sampleStream)(nil)
+	_ sample.ConnInfo         = (*sampleStream)(nil)
+	_ sample.TLSInfo          = (*sampleStream)(nil)
+	_ sample.FrontCertInfo    = (*sampleStream)(nil)
+	_ sample.BackTLSInfo      = (*sampleStream)(nil)
+	_ sample.ClientVerifyInfo = (*sampleStream)(nil)
+	_ sample.Streamless       = (*sampleStream)(nil)
+	_ sample.CaptureInfo      = (*sampleStream)(nil)
+	_ sample.UniqueIDInfo     = (*sampleStream)(nil)
+	_ sample.StickCounters    = (*sampleStream)(nil)
+	_ sample.FrontendInfo     = (*sampleStream)(nil)
+	_ sample.RuleInfo         = (*sampleStream)(nil)
 )
 
 func (ss *sampleStream) LastRule() (string, int, bool) {
@@ -363,6 +367,110 @@ func (ss *sampleStream) TLSState() *tls.ConnectionState {
 		return nil
 	}
 	return &cs
+}
+
+// tlsConnOf finds the TLS layer of a connection under goha's wrappers.
+func tlsConnOf(c net.Conn) *tls.Conn {
+	for c != nil {
+		switch x := c.(type) {
+		case *tls.Conn:
+			return x
+		case *srvConn:
+			c = x.Conn
+		default:
+			var ok bool
+			if c, ok = innerConn(c); !ok {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// BackendTLSState is the server connection's handshake, when it is TLS.
+func (ss *sampleStream) BackendTLSState() *tls.ConnectionState {
+	c := ss.srvConn
+	if c == nil && ss.si.hc != nil {
+		if sc := ss.si.hc.srvc.Load(); sc != nil {
+			c = sc.Conn
+		}
+	}
+	tc := tlsConnOf(c)
+	if tc == nil {
+		return nil
+	}
+	cs := tc.ConnectionState()
+	if !cs.HandshakeComplete {
+		return nil
+	}
+	return &cs
+}
+
+func (ss *sampleStream) bind() *core.Bind {
+	if ss.ent == nil || ss.ent.l == nil {
+		return nil
+	}
+	return ss.ent.l.bind
+}
+
+// FrontCertificate is the certificate the bind presented to the client:
+// crypto/tls does not tell, so the bind's choice is made again from the
+// client's SNI.
+func (ss *sampleStream) FrontCertificate() *x509.Certificate {
+	cs := ss.TLSState()
+	b := ss.bind()
+	if cs == nil || b == nil || b.TLS() == nil {
+		return nil
+	}
+	cfg := b.TLS()
+	var crt *tls.Certificate
+	if cfg.GetCertificate != nil {
+		crt, _ = cfg.GetCertificate(&tls.ClientHelloInfo{ServerName: cs.ServerName})
+	}
+	if crt == nil && len(cfg.Certificates) > 0 {
+		crt = &cfg.Certificates[0]
+		if cs.ServerName != "" {
+			for i := range cfg.Certificates {
+				if l := leafOf(&cfg.Certificates[i]); l != nil && l.VerifyHostname(cs.ServerName) == nil {
+					crt = &cfg.Certificates[i]
+					break
+				}
+			}
+		}
+	}
+	if crt == nil {
+		return nil
+	}
+	return leafOf(crt)
+}
+
+func leafOf(c *tls.Certificate) *x509.Certificate {
+	if c.Leaf != nil {
+		return c.Leaf
+	}
+	if len(c.Certificate) == 0 {
+		return nil
+	}
+	l, err := x509.ParseCertificate(c.Certificate[0])
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// ClientVerify verifies the client's chain again, as the handshake did,
+// for the figures the handshake does not keep.
+func (ss *sampleStream) ClientVerify() (verify, crtErr, caErr, caDepth int) {
+	cs := ss.TLSState()
+	b := ss.bind()
+	if cs == nil || b == nil || b.ClientVerify() == nil || len(cs.PeerCertificates) == 0 {
+		return 0, 0, 0, 0
+	}
+	raw := make([][]byte, len(cs.PeerCertificates))
+	for i, c := range cs.PeerCertificates {
+		raw[i] = c.Raw
+	}
+	return b.ClientVerify().Result(raw, time.Now())
 }
 
 // Timeouts are the stream's timeouts, set-timeout's included.

@@ -152,6 +152,16 @@ func (proc *Process) serveTCP(fe *proxy, c net.Conn, shard int, now time.Time, c
 		return
 	}
 	if be == nil {
+		// HAProxy's TLS layer completes the handshake before the stream
+		// finds it has nowhere to go: a client (a server's ssl-hello-chk
+		// or check-ssl) gets its answer.
+		if tc := tlsConnOf(c); tc != nil {
+			tc.SetDeadline(time.Now().Add(max(fe.Timeouts.Client, time.Second)))
+			tc.Handshake()
+		}
+		// The client sees a FIN, not a reset for the bytes it sent that
+		// nobody read: what comes before it closes too is discarded.
+		lingerClose(baseConn(c), max(min(fe.Timeouts.Client, time.Second), time.Millisecond))
 		si.term = [2]byte{'P', 'R'}
 		proc.logTCP(si)
 		return
@@ -597,4 +607,15 @@ func ctxStop(proc *Process) context.Context {
 		go func() { <-proc.stopping; cancel() }()
 	})
 	return proc.ctx
+}
+
+// lingerClose shuts c's sending side and reads until the peer closes or
+// for at most d.
+func lingerClose(c net.Conn, d time.Duration) {
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	c.SetReadDeadline(time.Now().Add(d))
+	io.Copy(io.Discard, c)
 }

@@ -107,6 +107,9 @@ func LoadCRLs(path string) ([]*x509.RevocationList, error) {
 		}
 		l, err := x509.ParseRevocationList(blk.Bytes)
 		if err != nil {
+			l, err = parseCRLv1(blk.Bytes)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("unable to load CRL file '%s': %v", path, err)
 		}
 		out = append(out, l)
