@@ -63,6 +63,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	var sigs chan os.Signal
+	if !o.check {
+		// The signals are caught from the start: a stop requested while
+		// the configuration loads (a test harness stopping a process it
+		// has just started) is handled once serving starts, instead of
+		// finding Go's default action (SIGINT fatal, SIGUSR1 ignored).
+		sigs = make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGTTOU, syscall.SIGTTIN)
+	}
 	if o.chdir != "" {
 		// -C: the files (and what they name) are read from there.
 		if err := os.Chdir(o.chdir); err != nil {
@@ -138,11 +147,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if (o.daemon || cfg.Global.Daemon) && !o.foreground && os.Getenv("GOHA_DAEMONIZED") == "" {
 		return daemonize(o, stderr)
 	}
+	if (o.master || cfg.Global.MasterWorker) && os.Getenv(envWorker) == "" {
+		// The master catches its own signals: one that came while the
+		// configuration loaded stops it now.
+		select {
+		case <-sigs:
+			return 0
+		default:
+			signal.Stop(sigs)
+		}
+	}
 	if code, done := masterWorker(o, cfg, stderr); done {
 		return code
 	}
 	proc.StartupLogs = startup
-	return serve(o, proc, demo, stdout, stderr)
+	return serve(o, proc, demo, sigs, stdout, stderr)
 }
 
 func condOptions() config.Options {
@@ -283,17 +302,11 @@ func writePid(path string, pid int) error {
 }
 
 // serve runs the configuration until a signal stops it.
-func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.Writer) int {
+func serve(o *options, proc *stream.Process, demo *demoSetup, sigs chan os.Signal, stdout, stderr io.Writer) int {
 	cfg := proc.Conf
 	if !o.quiet {
 		core.SetEventOutput(stderr)
 	}
-	// The signals are caught before anything can be seen from outside
-	// (the stats sockets a master waits for, the listeners, the pid
-	// file): one sent then is handled once serving starts, instead of
-	// finding Go's default action (SIGUSR1 ignored, SIGINT fatal).
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGTTOU, syscall.SIGTTIN)
 	stopProfile := startProfile()
 	defer stopProfile()
 	// A state saved with `show servers state` applies before traffic.
@@ -381,7 +394,9 @@ func serve(o *options, proc *stream.Process, demo *demoSetup, stdout, stderr io.
 			proc.Stop()
 			return 0
 		case syscall.SIGINT:
-			proc.Stop()
+			// Bounded: VTest sends SIGTERM 2 s after SIGINT and then
+			// expects to see that signal, not SIGINT's.
+			stopWithin(proc, time.Second)
 			if pidFile != "" {
 				removeOwnPid(pidFile, proc.PID)
 			}

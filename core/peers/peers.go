@@ -20,6 +20,7 @@ package peers
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -102,12 +103,15 @@ type Shared struct {
 
 // Peers runs a section's sessions.
 type Peers struct {
-	cfg  Config
-	stop chan struct{}
-	wg   sync.WaitGroup
+	cfg    Config
+	stop   chan struct{}
+	ctx    context.Context // cancelled by Stop: ends dials and TLS handshakes
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	mu        sync.Mutex
 	sessions  map[string]*session   // by remote name
+	pending   map[net.Conn]struct{} // connections still in their handshake
 	peerStats map[string]*peerStats // by remote name, made on first use
 	learned   bool                  // a peer taught us the tables (or none could)
 	learning  string                // the peer asked to teach, "" when none
@@ -115,7 +119,8 @@ type Peers struct {
 
 // Start makes the tables shared and begins accepting and connecting.
 func Start(cfg Config) *Peers {
-	p := &Peers{cfg: cfg, stop: make(chan struct{}), sessions: map[string]*session{}}
+	p := &Peers{cfg: cfg, stop: make(chan struct{}), sessions: map[string]*session{}, pending: map[net.Conn]struct{}{}}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
 	for _, s := range cfg.Tables {
 		s.Table.EnableSync()
 	}
@@ -133,18 +138,41 @@ func Start(cfg Config) *Peers {
 	return p
 }
 
-// Stop closes every session and waits for them.
+// Stop closes every session and every connection still in its handshake,
+// and waits for them: a peer that does not answer cannot hold a stop up
+// for the handshake's timeout.
 func (p *Peers) Stop() {
-	close(p.stop)
-	if p.cfg.Listener != nil {
-		p.cfg.Listener.Close()
-	}
 	p.mu.Lock()
+	close(p.stop)
+	p.cancel()
 	for _, s := range p.sessions {
 		s.conn.Close()
 	}
+	for c := range p.pending {
+		c.Close()
+	}
 	p.mu.Unlock()
+	if p.cfg.Listener != nil {
+		p.cfg.Listener.Close()
+	}
 	p.wg.Wait()
+}
+
+// handshaking keeps c among the connections Stop closes until done is
+// called; false (c closed) when the section is stopping already.
+func (p *Peers) handshaking(c net.Conn) (done func(), ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped() {
+		c.Close()
+		return nil, false
+	}
+	p.pending[c] = struct{}{}
+	return func() {
+		p.mu.Lock()
+		delete(p.pending, c)
+		p.mu.Unlock()
+	}, true
 }
 
 func (p *Peers) stopped() bool {
@@ -193,6 +221,11 @@ func (p *Peers) acceptLoop() {
 
 // accepted runs the server side of a handshake, then the session.
 func (p *Peers) accepted(c net.Conn) {
+	done, ok := p.handshaking(c)
+	if !ok {
+		return
+	}
+	defer done()
 	c.SetDeadline(time.Now().Add(handshakeTimeout))
 	br := bufio.NewReader(c)
 	line := func() (string, error) {
@@ -270,19 +303,25 @@ func (p *Peers) connectLoop(r Remote) {
 		ps.setStatus(100)
 		var c net.Conn
 		var err error
+		d := &net.Dialer{Timeout: handshakeTimeout}
 		if r.TLS != nil {
-			c, err = tls.DialWithDialer(&net.Dialer{Timeout: handshakeTimeout}, "tcp", r.Addr, r.TLS)
+			c, err = (&tls.Dialer{NetDialer: d, Config: r.TLS}).DialContext(p.ctx, "tcp", r.Addr)
 		} else {
-			c, err = net.DialTimeout("tcp", r.Addr, handshakeTimeout)
+			c, err = d.DialContext(p.ctx, "tcp", r.Addr)
 		}
 		if err != nil {
 			continue
+		}
+		done, ok := p.handshaking(c)
+		if !ok {
+			return
 		}
 		c.SetDeadline(time.Now().Add(handshakeTimeout))
 		fmt.Fprintf(c, "%s 2.1\n%s\n%s %d 1\n", protoName, r.Name, p.cfg.LocalName, os.Getpid())
 		ps.setStatus(110)
 		br := bufio.NewReader(c)
 		st, err := br.ReadString('\n')
+		done()
 		if err != nil || strings.TrimSpace(st) != strconv.Itoa(statusSuccess) {
 			if code, err := strconv.Atoi(strings.TrimSpace(st)); err == nil {
 				ps.setStatus(code)
@@ -309,6 +348,12 @@ func (p *Peers) run(name string, c net.Conn, br *bufio.Reader, accepted bool) {
 	st.begin(c, isTLS, accepted)
 	s.stats = st
 	p.mu.Lock()
+	if p.stopped() {
+		// Stop has closed the sessions it knew: this one would outlive it.
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
 	if old := p.sessions[name]; old != nil {
 		// The newer session wins, as in HAProxy.
 		old.conn.Close()
