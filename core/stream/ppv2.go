@@ -12,6 +12,7 @@ import (
 
 	"goha/core"
 	"goha/core/sample"
+	"goha/core/tlsconf"
 )
 
 // PROXY protocol version 2 TLVs a server's header may carry beyond those
@@ -108,7 +109,7 @@ func (proc *Process) appendSSLTLV(b []byte, opts uint16, si *streamInfo, cs *tls
 				}
 			}
 			if opts&core.PPv2CertSig != 0 {
-				if v := sigAlgName(crt.SignatureAlgorithm); v != "" {
+				if v := tlsconf.SigAlgName(crt); v != "" {
 					b = appendTLV(b, pp2SubSSLSigAlg, []byte(v))
 				}
 			}
@@ -138,18 +139,17 @@ func appendTLV(b []byte, typ byte, v []byte) []byte {
 	return append(b, v...)
 }
 
-// connTLSState is the handshake of a client connection that is TLS.
+// connTLSState is the completed handshake of a connection that is TLS.
 func connTLSState(c net.Conn) *tls.ConnectionState {
-	for ok := true; ok; c, ok = innerConn(c) {
-		if tc, isTLS := c.(*tls.Conn); isTLS {
-			cs := tc.ConnectionState()
-			if cs.HandshakeComplete {
-				return &cs
-			}
-			return nil
-		}
+	tc := tlsConnOf(c)
+	if tc == nil {
+		return nil
 	}
-	return nil
+	cs := tc.ConnectionState()
+	if !cs.HandshakeComplete {
+		return nil
+	}
+	return &cs
 }
 
 // connProxyHeader is what a client connection's PROXY header said.
@@ -171,34 +171,6 @@ func keyAlgName(c *x509.Certificate) string {
 	case *ecdsa.PublicKey:
 		return "EC" + strconv.Itoa(k.Curve.Params().BitSize)
 	case ed25519.PublicKey:
-		return "ED25519"
-	}
-	return ""
-}
-
-// sigAlgName is OpenSSL's short name of a signature algorithm, which
-// HAProxy's SIG_ALG sub-TLV carries.
-func sigAlgName(a x509.SignatureAlgorithm) string {
-	switch a {
-	case x509.SHA1WithRSA:
-		return "RSA-SHA1"
-	case x509.SHA256WithRSA:
-		return "RSA-SHA256"
-	case x509.SHA384WithRSA:
-		return "RSA-SHA384"
-	case x509.SHA512WithRSA:
-		return "RSA-SHA512"
-	case x509.SHA256WithRSAPSS, x509.SHA384WithRSAPSS, x509.SHA512WithRSAPSS:
-		return "RSASSA-PSS"
-	case x509.ECDSAWithSHA1:
-		return "ecdsa-with-SHA1"
-	case x509.ECDSAWithSHA256:
-		return "ecdsa-with-SHA256"
-	case x509.ECDSAWithSHA384:
-		return "ecdsa-with-SHA384"
-	case x509.ECDSAWithSHA512:
-		return "ecdsa-with-SHA512"
-	case x509.PureEd25519:
 		return "ED25519"
 	}
 	return ""

@@ -354,19 +354,7 @@ func (ss *sampleStream) ServerAddrs() (net.Addr, net.Addr, bool) {
 
 // TLSState is the client connection's handshake, when it is TLS.
 func (ss *sampleStream) TLSState() *tls.ConnectionState {
-	c := ss.conn
-	if rc, ok := c.(*rawConn); ok {
-		c = rc.Conn
-	}
-	tc, ok := c.(*tls.Conn)
-	if !ok {
-		return nil
-	}
-	cs := tc.ConnectionState()
-	if !cs.HandshakeComplete {
-		return nil
-	}
-	return &cs
+	return connTLSState(ss.conn)
 }
 
 // tlsConnOf finds the TLS layer of a connection under goha's wrappers.
@@ -500,10 +488,5 @@ func (ss *sampleStream) Timeouts() (feClient, beServer, beTunnel, curServer, cur
 // ProxyHeader is what the client connection's PROXY protocol header
 // said, when it began with one.
 func (ss *sampleStream) ProxyHeader() (rcvd bool, authority, uniqueID []byte) {
-	for c, ok := ss.conn, true; ok; c, ok = innerConn(c) {
-		if pc, isPC := c.(*proxyConn); isPC {
-			return true, pc.authority, pc.uniqueID
-		}
-	}
-	return false, nil, nil
+	return connProxyHeader(ss.conn)
 }

@@ -234,3 +234,38 @@ func SelectBySNI(certs []tls.Certificate, filters [][]string, strict bool) func(
 		return &certs[0], nil
 	}
 }
+
+// SigAlgName is OpenSSL's short name of a certificate's signature
+// algorithm, as ssl_c_sig_alg and the PROXY protocol's SIG_ALG
+// sub-TLV give it.
+func SigAlgName(c *x509.Certificate) string {
+	switch c.SignatureAlgorithm {
+	case x509.MD5WithRSA:
+		return "RSA-MD5"
+	case x509.SHA1WithRSA:
+		return "RSA-SHA1"
+	case x509.SHA256WithRSA:
+		return "RSA-SHA256"
+	case x509.SHA384WithRSA:
+		return "RSA-SHA384"
+	case x509.SHA512WithRSA:
+		return "RSA-SHA512"
+	case x509.SHA256WithRSAPSS, x509.SHA384WithRSAPSS, x509.SHA512WithRSAPSS:
+		return "RSASSA-PSS"
+	case x509.DSAWithSHA1:
+		return "DSA-SHA1"
+	case x509.DSAWithSHA256:
+		return "dsa_with_SHA256"
+	case x509.ECDSAWithSHA1:
+		return "ecdsa-with-SHA1"
+	case x509.ECDSAWithSHA256:
+		return "ecdsa-with-SHA256"
+	case x509.ECDSAWithSHA384:
+		return "ecdsa-with-SHA384"
+	case x509.ECDSAWithSHA512:
+		return "ecdsa-with-SHA512"
+	case x509.PureEd25519:
+		return "ED25519"
+	}
+	return ""
+}
