@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"crypto/tls"
+	"goha/core/certstore"
 	"goha/core/config"
 	"goha/core/sample"
 	"goha/core/stick"
@@ -533,13 +534,16 @@ type StatsSocket struct {
 type Global struct {
 	// SetVars are the global set-var and set-var-fmt lines, as their
 	// words ("set-var", "proc.x", "<expr>"), run in order at start-up.
-	SetVars                      []LineDef
-	NbThread                     int
-	MaxConn                      int
-	PidFile                      string
-	Daemon                       bool
-	UID, GID                     int    // identity taken after binding; 0 keeps the current one
-	CrtBase, CABase              string // directories of relative crt and ca-file/crl-file paths
+	SetVars         []LineDef
+	NbThread        int
+	MaxConn         int
+	PidFile         string
+	Daemon          bool
+	UID, GID        int    // identity taken after binding; 0 keeps the current one
+	CrtBase, CABase string // directories of relative crt and ca-file/crl-file paths
+	// Certs holds the certificates, CA and CRL files and crt-lists that
+	// binds and servers use; the runtime's ssl commands change it.
+	Certs                        *certstore.Store
 	SSLServerVerify              string // a server's verify when its line says none: "required" or "none"
 	Chroot                       string // directory the process roots itself in after binding
 	MasterWorker                 bool

@@ -5,10 +5,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"goha/core/certstore"
 	"goha/core/tlsconf"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -51,6 +51,21 @@ func init() {
 	}
 	registerServerKeywords(kws)
 	registerPostCheck(checkTLS)
+	registerKeywords(
+		Keyword{Name: "ssl-load-extra-del-ext", Scope: scopeGlobal, Args: 0, Parse: func(c *kwCtx, _ []string) error {
+			c.g.certStore().DelExt = true
+			return nil
+		}},
+	)
+}
+
+// certStore returns the process's certificate store, creating it the
+// first time a keyword or a TLS setting needs it.
+func (g *Global) certStore() *certstore.Store {
+	if g.Certs == nil {
+		g.Certs = certstore.New()
+	}
+	return g.Certs
 }
 
 // sslSettings merges a server's ssl keywords over the global defaults.
@@ -128,41 +143,49 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 		if !ok {
 			return nil, fmt.Errorf("verify is enabled by default but no CA file specified. If you're running on a LAN where you're certain to trust the server's certificate, please set an explicit 'verify none' statement on the 'server' line, or use 'ssl-server-verify none' in the global section to disable server-side verifications by default.")
 		}
-		pem, err := os.ReadFile(g.caPath(ca))
-		if err != nil {
+		st := g.certStore()
+		caPath := g.caPath(ca)
+		if _, err := st.LoadFile(certstore.KindCA, caPath); err != nil {
 			return nil, fmt.Errorf("unable to load CA file '%s'", ca)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("unable to load CA file '%s'", ca)
+		// The chain is checked against the CA file as committed at the
+		// time of the handshake, so that `commit ssl ca-file` applies to
+		// the next connection.
+		host := m["verifyhost"]
+		if _, ok := m["no-verifyhost"]; ok {
+			host = ""
 		}
-		c.RootCAs = pool
-		if h, ok := m["verifyhost"]; ok {
-			c.ServerName = h
-		}
-		if _, ok := m["no-verifyhost"]; ok || c.ServerName == "" {
-			// Verify the chain, not the name, as HAProxy does without
-			// verifyhost and without an SNI.
-			c.InsecureSkipVerify = true
-			c.VerifyConnection = func(cs tls.ConnectionState) error {
-				opts := x509.VerifyOptions{Roots: pool, Intermediates: x509.NewCertPool()}
-				for _, ic := range cs.PeerCertificates[1:] {
-					opts.Intermediates.AddCert(ic)
-				}
-				if len(cs.PeerCertificates) == 0 {
-					return errors.New("no server certificate")
-				}
-				_, err := cs.PeerCertificates[0].Verify(opts)
-				return err
+		c.InsecureSkipVerify = true
+		c.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("no server certificate")
 			}
+			f := st.File(certstore.KindCA, caPath)
+			if f == nil {
+				return errors.New("CA file removed")
+			}
+			opts := x509.VerifyOptions{Roots: f.Pool(), Intermediates: x509.NewCertPool(), DNSName: host}
+			for _, ic := range cs.PeerCertificates[1:] {
+				opts.Intermediates.AddCert(ic)
+			}
+			_, err := cs.PeerCertificates[0].Verify(opts)
+			return err
 		}
 	}
 	if crt, ok := m["crt"]; ok {
-		cert, err := tls.LoadX509KeyPair(g.crtPath(crt), g.crtPath(crt))
-		if err != nil {
+		st := g.certStore()
+		p := g.crtPath(crt)
+		if _, err := st.LoadCert(p); err != nil {
 			return nil, fmt.Errorf("unable to load certificate '%s': %v", crt, err)
 		}
-		c.Certificates = []tls.Certificate{cert}
+		// The client certificate is read at each handshake, so that
+		// `commit ssl cert` applies to the next server connection.
+		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			if e := st.Cert(p); e != nil && e.TLS() != nil {
+				return e.TLS(), nil
+			}
+			return &tls.Certificate{}, nil
+		}
 	}
 	if sni, ok := m["sni"]; ok {
 		if v, ok := strings.CutPrefix(sni, "str("); ok && strings.HasSuffix(v, ")") {
@@ -220,11 +243,20 @@ func (s *Server) RefreshTLS(g *Global) error {
 
 // checkTLS validates every server's and bind's TLS settings at load time.
 func checkTLS(b *builder) {
+	b.cfg.Global.certStore()
 	for _, p := range b.cfg.Proxies {
 		for _, s := range p.Servers {
 			if s.SSL == 1 {
 				if _, err := s.buildTLS(&b.cfg.Global); err != nil {
 					b.d.Alertf(s.Pos, "'server %s/%s' : %v", p.Name, s.Name, err)
+					continue
+				}
+				g := &b.cfg.Global
+				if v, ok := s.SSLArgs["crt"]; ok {
+					g.Certs.Use(g.crtPath(v))
+				}
+				if v, ok := s.SSLArgs["ca-file"]; ok {
+					g.Certs.Use(g.caPath(v))
 				}
 			}
 		}
@@ -257,10 +289,9 @@ func bindHasSSL(b *Bind) bool {
 func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
 	args := append(append([]string(nil), g.SSLDefaultBindOptions...), b.Args...)
-	var crts []crtEntry
+	st := g.certStore()
+	sel := &bindCerts{store: st}
 	disabled := map[uint16]bool{}
-	strictSNI := false
-	var crls []*x509.RevocationList
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		val := func() string {
@@ -272,18 +303,15 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 		}
 		switch a {
 		case "crt":
-			crts = append(crts, crtEntry{path: g.crtPath(val())})
+			if err := sel.addCrt(st, g.crtPath(val())); err != nil {
+				return nil, err
+			}
 		case "crt-list":
 			path := val()
-			data, err := os.ReadFile(g.crtPath(path))
-			if err != nil {
+			if _, err := st.LoadCrtList(g.crtPath(path), g.CrtBase); err != nil {
 				return nil, fmt.Errorf("unable to load crt-list '%s'", path)
 			}
-			for _, ln := range strings.Split(string(data), "\n") {
-				if f := strings.Fields(ln); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-					crts = append(crts, crtEntry{path: g.crtPath(f[0]), filters: tlsconf.SNIFilters(f[1:])})
-				}
-			}
+			sel.srcs = append(sel.srcs, certSource{list: g.crtPath(path)})
 		case "ssl-min-ver", "ssl-max-ver":
 			v, err := tlsconf.ParseVersion(a, val())
 			if err != nil {
@@ -298,12 +326,10 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			c.NextProtos = strings.Split(val(), ",")
 		case "ca-file":
 			path := val()
-			pem, err := os.ReadFile(g.caPath(path))
-			pool := x509.NewCertPool()
-			if err != nil || !pool.AppendCertsFromPEM(pem) {
+			if _, err := st.LoadFile(certstore.KindCA, g.caPath(path)); err != nil {
 				return nil, fmt.Errorf("unable to load CA file '%s'", path)
 			}
-			c.ClientCAs = pool
+			sel.caFile = g.caPath(path)
 		case "verify":
 			switch val() {
 			case "none":
@@ -330,14 +356,16 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 		case "no-tls-tickets":
 			c.SessionTicketsDisabled = true
 		case "strict-sni":
-			strictSNI = true
+			sel.strict = true
 		case "crl-file":
 			path := val()
-			l, err := tlsconf.LoadCRLs(g.caPath(path))
-			if err != nil {
-				return nil, err
+			if _, err := st.LoadFile(certstore.KindCRL, g.caPath(path)); err != nil {
+				if _, err := tlsconf.LoadCRLs(g.caPath(path)); err != nil {
+					return nil, err
+				}
+				return nil, fmt.Errorf("unable to load CRL file '%s'", path)
 			}
-			crls = append(crls, l...)
+			sel.crlFiles = append(sel.crlFiles, g.caPath(path))
 		case "no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13":
 			disabled[tlsconf.BindVersions[a[3:]]] = true
 		case "force-tlsv10", "force-tlsv11", "force-tlsv12", "force-tlsv13":
@@ -364,66 +392,16 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			c.CipherSuites = ids
 		}
 	}
-	var filtered []int // per certificate, its entry in crts
-	for ei, ent := range crts {
-		crt := ent.path
-		files := []string{crt}
-		if fi, err := os.Stat(crt); err == nil && fi.IsDir() {
-			ents, _ := os.ReadDir(crt)
-			files = nil
-			for _, e := range ents {
-				if !e.IsDir() && !strings.HasSuffix(e.Name(), ".key") && !strings.HasSuffix(e.Name(), ".ocsp") && !strings.HasSuffix(e.Name(), ".issuer") {
-					files = append(files, filepath.Join(crt, e.Name()))
-				}
-			}
-			sort.Strings(files)
-		}
-		for _, f := range files {
-			key := f
-			if _, err := os.Stat(f + ".key"); err == nil {
-				key = f + ".key"
-			}
-			cert, err := tls.LoadX509KeyPair(f, key)
-			if err != nil {
-				return nil, fmt.Errorf("unable to load SSL certificate file '%s' file does not exist.", f)
-			}
-			c.Certificates = append(c.Certificates, cert)
-			filtered = append(filtered, ei)
-		}
-	}
-	if len(c.Certificates) == 0 {
+	if len(sel.srcs) == 0 {
 		return nil, fmt.Errorf("'ssl' : missing certificate")
 	}
-	// The first certificate is the default; Go picks among the others by
-	// the client's SNI against each leaf's names.
-	if crls != nil {
-		c.VerifyPeerCertificate = tlsconf.CheckCRLs(crls)
+	sel.base = c
+	if sel.caFile != "" {
+		c.ClientCAs = st.File(certstore.KindCA, sel.caFile).Pool()
 	}
-	if strictSNI || hasFilters(crts) {
-		filters := make([][]string, len(filtered))
-		for i, ei := range filtered {
-			filters[i] = crts[ei].filters
-		}
-		c.GetCertificate = tlsconf.SelectBySNI(c.Certificates, filters, strictSNI)
-		c.Certificates = nil
-	}
+	c.GetConfigForClient = sel.configFor
+	sel.markUsed()
 	return c, nil
-}
-
-// crtEntry is a certificate (file or directory) a bind loads, with the
-// SNI names its crt-list line restricts it to.
-type crtEntry struct {
-	path    string
-	filters []string
-}
-
-func hasFilters(crts []crtEntry) bool {
-	for _, e := range crts {
-		if len(e.filters) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // crtPath and caPath put a relative certificate or CA path under crt-base

@@ -1,0 +1,195 @@
+package core
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"goha/core/certstore"
+	"goha/core/tlsconf"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// A bind's certificates come from the certificate store at each
+// handshake: the bind keeps where they come from (crt files and crt-list
+// paths), and a view of them rebuilt whenever the store changes.
+
+// certSource is one crt file or one crt-list of a bind line.
+type certSource struct {
+	crt  string
+	list string
+}
+
+// bindCerts picks a bind's certificate, CA file and CRLs per connection.
+type bindCerts struct {
+	store    *certstore.Store
+	srcs     []certSource
+	strict   bool
+	caFile   string
+	crlFiles []string
+	base     *tls.Config
+
+	mu   sync.Mutex // guards view
+	view *bindView
+}
+
+// bindView is what a bind serves for one generation of the store.
+type bindView struct {
+	gen    uint64
+	cfg    *tls.Config
+	byName map[string][]*tls.Certificate
+	def    *tls.Certificate
+	all    []*tls.Certificate
+}
+
+// addCrt adds a crt argument: a file, or every certificate of a
+// directory.
+func (b *bindCerts) addCrt(st *certstore.Store, path string) error {
+	files := []string{path}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		ents, _ := os.ReadDir(path)
+		files = nil
+		for _, e := range ents {
+			n := e.Name()
+			if !e.IsDir() && !strings.HasSuffix(n, ".key") && !strings.HasSuffix(n, ".ocsp") && !strings.HasSuffix(n, ".issuer") {
+				files = append(files, filepath.Join(path, n))
+			}
+		}
+		sort.Strings(files)
+	}
+	for _, f := range files {
+		if _, err := st.LoadCert(f); err != nil {
+			return fmt.Errorf("unable to load SSL certificate file '%s' file does not exist.", f)
+		}
+		b.srcs = append(b.srcs, certSource{crt: f})
+	}
+	return nil
+}
+
+// markUsed records the bind's files as used in the store.
+func (b *bindCerts) markUsed() {
+	for _, s := range b.srcs {
+		if s.list != "" {
+			b.store.Use(s.list)
+			if l := b.store.CrtList(s.list); l != nil {
+				for _, e := range l.Entries {
+					b.store.Use(e.Cert)
+				}
+			}
+		} else {
+			b.store.Use(s.crt)
+		}
+	}
+	if b.caFile != "" {
+		b.store.Use(b.caFile)
+	}
+	for _, f := range b.crlFiles {
+		b.store.Use(f)
+	}
+}
+
+func (b *bindCerts) configFor(*tls.ClientHelloInfo) (*tls.Config, error) {
+	gen := b.store.Gen()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.view == nil || b.view.gen != gen {
+		b.view = b.build(gen)
+	}
+	return b.view.cfg, nil
+}
+
+// build derives the view of the store's generation gen: each instance's
+// names are its line's positive SNI filters, else the certificate's own
+// names, less its negative filters.
+func (b *bindCerts) build(gen uint64) *bindView {
+	v := &bindView{gen: gen, byName: map[string][]*tls.Certificate{}}
+	add := func(path string, filters []string) {
+		e := b.store.Cert(path)
+		if e == nil || e.TLS() == nil {
+			return
+		}
+		t := e.TLS()
+		if v.def == nil {
+			v.def = t
+		}
+		v.all = append(v.all, t)
+		var pos []string
+		neg := map[string]bool{}
+		for _, f := range filters {
+			if n, ok := strings.CutPrefix(f, "!"); ok {
+				neg[strings.ToLower(n)] = true
+			} else {
+				pos = append(pos, strings.ToLower(f))
+			}
+		}
+		if len(pos) == 0 {
+			for _, n := range e.Names() {
+				pos = append(pos, strings.ToLower(n))
+			}
+		}
+		for _, n := range pos {
+			if !neg[n] {
+				v.byName[n] = append(v.byName[n], t)
+			}
+		}
+	}
+	for _, s := range b.srcs {
+		if s.list == "" {
+			add(s.crt, nil)
+			continue
+		}
+		if l := b.store.CrtList(s.list); l != nil {
+			for _, e := range l.Entries {
+				add(e.Cert, e.Filters)
+			}
+		}
+	}
+	cfg := b.base.Clone()
+	cfg.GetConfigForClient = nil
+	cfg.Certificates = nil
+	cfg.GetCertificate = v.pick(b.strict)
+	if b.caFile != "" {
+		if f := b.store.File(certstore.KindCA, b.caFile); f != nil {
+			cfg.ClientCAs = f.Pool()
+		}
+	}
+	var crls []*x509.RevocationList
+	for _, p := range b.crlFiles {
+		if f := b.store.File(certstore.KindCRL, p); f != nil {
+			crls = append(crls, f.CRLs...)
+		}
+	}
+	if crls != nil {
+		cfg.VerifyPeerCertificate = tlsconf.CheckCRLs(crls)
+	}
+	v.cfg = cfg
+	return v
+}
+
+func (v *bindView) pick(strict bool) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		if name := strings.ToLower(h.ServerName); name != "" {
+			cands := v.byName[name]
+			if len(cands) == 0 {
+				if i := strings.IndexByte(name, '.'); i > 0 {
+					cands = v.byName["*"+name[i:]]
+				}
+			}
+			for _, c := range cands {
+				if h.SupportsCertificate(c) == nil {
+					return c, nil
+				}
+			}
+			if len(cands) > 0 {
+				return cands[0], nil
+			}
+		}
+		if strict || v.def == nil {
+			return nil, fmt.Errorf("no certificate for server name '%s' (strict-sni)", h.ServerName)
+		}
+		return v.def, nil
+	}
+}
