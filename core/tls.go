@@ -360,10 +360,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 		case "crl-file":
 			path := val()
 			if _, err := st.LoadFile(certstore.KindCRL, g.caPath(path)); err != nil {
-				if _, err := tlsconf.LoadCRLs(g.caPath(path)); err != nil {
-					return nil, err
-				}
-				return nil, fmt.Errorf("unable to load CRL file '%s'", path)
+				return nil, fmt.Errorf("unable to load CRL file '%s'", g.caPath(path))
 			}
 			sel.crlFiles = append(sel.crlFiles, g.caPath(path))
 		case "no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13":

@@ -471,8 +471,12 @@ func cmdShowFile(c *Ctx, k fileKind) {
 }
 
 func writeCRL(b *strings.Builder, l *x509.RevocationList) {
-	fmt.Fprintf(b, "Version %d\n", 2)
-	fmt.Fprintf(b, "Signature Algorithm: %s\n", l.SignatureAlgorithm)
+	v := 1
+	if l.Number != nil || len(l.Extensions) > 0 {
+		v = 2
+	}
+	fmt.Fprintf(b, "Version %d\n", v)
+	fmt.Fprintf(b, "Signature Algorithm: %s\n", certstore.SigAlgName(l.SignatureAlgorithm))
 	fmt.Fprintf(b, "Issuer: %s\n", oneLine(l.RawIssuer))
 	fmt.Fprintf(b, "Last Update: %s\n", l.ThisUpdate.UTC().Format("Jan _2 15:04:05 2006 GMT"))
 	fmt.Fprintf(b, "Next Update: %s\n", l.NextUpdate.UTC().Format("Jan _2 15:04:05 2006 GMT"))

@@ -279,14 +279,14 @@ func ParseCRLs(data []byte) ([]*x509.RevocationList, error) {
 		if b.Type != "X509 CRL" {
 			continue
 		}
-		l, err := x509.ParseRevocationList(b.Bytes)
+		l, err := parseCRL(b.Bytes)
 		if err != nil {
 			return nil, ErrBadPEM
 		}
 		out = append(out, l)
 	}
 	if len(out) == 0 {
-		if l, err := x509.ParseRevocationList(bytes.TrimSpace(data)); err == nil {
+		if l, err := parseCRL(bytes.TrimSpace(data)); err == nil {
 			return []*x509.RevocationList{l}, nil
 		}
 		return nil, ErrBadPEM

@@ -1,0 +1,191 @@
+//go:build regtest
+
+package tls
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"goha/regtests/internal/harness"
+)
+
+// TestCertRotationUnderLoad: while a client loop makes TLS handshakes
+// against a bind, `set ssl cert` + `commit ssl cert` on the stats socket
+// replace its certificate. Every handshake that starts after the commit
+// reply sees the new certificate, and no handshake fails, before, during
+// or after. A bad payload, and a certificate committed with a key that is
+// not its own, are refused with HAProxy's messages and the committed
+// certificate keeps serving. On goha as on HAProxy.
+func TestCertRotationUnderLoad(t *testing.T) {
+	p := newPKI(t)
+	crt, oldCert := p.issue(t, "rot.test")
+	newPath, newCert := p.issue(t, "rot-new.test", "rot.test")
+	newPEM, err := os.ReadFile(newPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherCert := p.issue(t, "other.test")
+	roots := x509.NewCertPool()
+	roots.AddCert(p.ca)
+	serial := func(c tls.Certificate) *big.Int {
+		x, _ := x509.ParseCertificate(c.Certificate[0])
+		return x.SerialNumber
+	}
+	oldSerial, newSerial := serial(oldCert), serial(newCert)
+
+	// goha starts a tcp stream's handshake once its server connection is
+	// up: the origin accepts and waits for the client to go.
+	origin := harness.TCPServer(t, func(c net.Conn) {
+		io.Copy(io.Discard, c)
+		c.Close()
+	})
+	for name, prog := range proxies(t) {
+		t.Run(name, func(t *testing.T) {
+			sock := filepath.Join(t.TempDir(), "admin.sock")
+			cfg := fmt.Sprintf(`
+global
+    stats socket %s level admin
+
+defaults
+    mode tcp
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+
+frontend fe
+    bind "fd@${fe}" ssl crt %s
+    default_backend be
+
+backend be
+    server o %s
+`, sock, crt, origin)
+			h := harness.Start(t, prog, cfg, "fe")
+			defer h.Stop()
+			harness.WaitListening(t, h.Addrs["fe"], harness.Patience)
+			harness.WaitCLI(t, sock)
+
+			handshake := func() (*big.Int, error) {
+				c, err := tls.Dial("tcp", h.Addrs["fe"], &tls.Config{ServerName: "rot.test", RootCAs: roots})
+				if err != nil {
+					return nil, err
+				}
+				defer c.Close()
+				return c.ConnectionState().PeerCertificates[0].SerialNumber, nil
+			}
+
+			// committed turns true once the commit reply is read: a
+			// handshake begun after that must see the new certificate.
+			var committed atomic.Bool
+			var mu sync.Mutex // guards the counters below
+			var oldSeen, newSeen, stale int
+			var failures []error
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := 0; i < 4; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						after := committed.Load()
+						s, err := handshake()
+						mu.Lock()
+						switch {
+						case err != nil:
+							failures = append(failures, err)
+						case s.Cmp(newSerial) == 0:
+							newSeen++
+						case s.Cmp(oldSerial) == 0:
+							oldSeen++
+							if after {
+								stale++
+							}
+						default:
+							failures = append(failures, fmt.Errorf("unknown serial %v", s))
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			harness.Eventually(t, "handshakes with the old certificate", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return oldSeen >= 20
+			})
+
+			out := harness.MustSocket(t, sock, "set ssl cert "+crt+" <<\n"+string(newPEM))
+			if want := "Transaction created for certificate " + crt + "!\n"; !strings.HasPrefix(out, want) {
+				t.Errorf("set ssl cert: %q, want %q", out, want)
+			}
+			out = harness.MustSocket(t, sock, "commit ssl cert "+crt)
+			committed.Store(true)
+			if !strings.HasPrefix(out, "Committing "+crt) || !strings.Contains(out, "\nSuccess!\n") {
+				t.Errorf("commit ssl cert: %q", out)
+			}
+			if s, err := handshake(); err != nil || s.Cmp(newSerial) != 0 {
+				t.Errorf("first handshake after commit: serial %v, %v; want %v", s, err, newSerial)
+			}
+			harness.Eventually(t, "handshakes with the new certificate", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return newSeen >= 20
+			})
+
+			// A payload with no certificate is refused at once.
+			out = harness.MustSocket(t, sock, "set ssl cert "+crt+" <<\nnot a certificate\n")
+			if want := "unable to load certificate from file '" + crt + "'.\nCan't load the payload\nCan't update " + crt + "!\n"; !strings.HasPrefix(out, want) {
+				t.Errorf("bad payload: %q, want %q", out, want)
+			}
+			// A certificate with another certificate's key is refused
+			// at commit.
+			certOnly := strings.SplitAfter(string(newPEM), "-----END CERTIFICATE-----\n")[0]
+			otherKey := pemKey(t, otherCert)
+			harness.MustSocket(t, sock, "set ssl cert "+crt+" <<\n"+certOnly+otherKey)
+			out = harness.MustSocket(t, sock, "commit ssl cert "+crt)
+			if want := "inconsistencies between private key and certificate loaded '" + crt + "'.\nCan't commit " + crt + "!\n"; !strings.HasPrefix(out, want) {
+				t.Errorf("mismatched key: %q, want %q", out, want)
+			}
+			harness.MustSocket(t, sock, "abort ssl cert "+crt)
+			for i := 0; i < 10; i++ {
+				if s, err := handshake(); err != nil || s.Cmp(newSerial) != 0 {
+					t.Errorf("after refused changes: serial %v, %v; want %v", s, err, newSerial)
+				}
+			}
+			close(stop)
+			wg.Wait()
+			if len(failures) > 0 {
+				t.Errorf("%d handshakes failed, first: %v", len(failures), failures[0])
+			}
+			if stale > 0 {
+				t.Errorf("%d handshakes begun after the commit saw the old certificate", stale)
+			}
+			if !strings.Contains(harness.MustSocket(t, sock, "show ssl cert "+crt), fmt.Sprintf("Serial: %X\n", newSerial.Bytes())) {
+				t.Errorf("show ssl cert does not show the new serial")
+			}
+		})
+	}
+}
+
+// pemKey is the PEM form of a certificate's private key.
+func pemKey(t *testing.T, c tls.Certificate) string {
+	der, err := x509.MarshalPKCS8PrivateKey(c.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+}
