@@ -42,41 +42,46 @@ const maxCrtArgs = 2048
 func ParseCrtLine(line, file string, linenum int) (*CrtEntry, error) {
 	var args []string
 	sslB, sslE := 0, 0
-	newArg := true
-	cur := -1
+	start := -1 // where the word being read starts; -1 between words
+	end := func(i int) {
+		if start >= 0 {
+			args = append(args, line[start:i])
+			start = -1
+		}
+	}
 	for i := 0; i < len(line); i++ {
 		ch := line[i]
 		switch {
 		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f':
-			newArg = true
+			end(i)
 		case ch == '[':
+			end(i)
 			if sslB != 0 {
 				return nil, fmt.Errorf("parsing [%s:%d]: too many '['", file, linenum)
 			}
 			if len(args) == 0 {
 				return nil, fmt.Errorf("parsing [%s:%d]: file must start with a cert", file, linenum)
 			}
-			sslB, newArg = len(args), true
+			sslB = len(args)
 		case ch == ']':
+			end(i)
 			if sslE != 0 {
 				return nil, fmt.Errorf("parsing [%s:%d]: too many ']'", file, linenum)
 			}
 			if sslB == 0 {
 				return nil, fmt.Errorf("parsing [%s:%d]: missing '['", file, linenum)
 			}
-			sslE, newArg = len(args), true
+			sslE = len(args)
 		default:
-			if newArg {
+			if start < 0 {
 				if len(args) == maxCrtArgs {
 					return nil, fmt.Errorf("parsing [%s:%d]: too many args ", file, linenum)
 				}
-				args = append(args, "")
-				cur = len(args) - 1
-				newArg = false
+				start = i
 			}
-			args[cur] += string(ch)
 		}
 	}
+	end(len(line))
 	e := &CrtEntry{Line: linenum}
 	if len(args) == 0 {
 		return e, nil
