@@ -3,6 +3,7 @@ package certstore
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -188,6 +189,12 @@ func (s *Store) LoadCrtList(path, crtBase string) (*CrtList, error) {
 		return nil, err
 	}
 	l = &CrtList{Path: path}
+	// HAProxy 2.6 (and 3.x) reads a line of blanks after a line whose
+	// path it put under crt-base as that certificate again, at line 0,
+	// without options or filters: its path buffer still holds the
+	// previous one. show ssl crt-list lists that entry, and it serves the
+	// certificate for its own names.
+	prevBased := ""
 	for n, ln := range strings.Split(string(data), "\n") {
 		if ln == "" || ln[0] == '#' || ln[0] == '\r' {
 			continue
@@ -197,7 +204,14 @@ func (s *Store) LoadCrtList(path, crtBase string) (*CrtList, error) {
 			return nil, err
 		}
 		if e.Cert == "" {
+			if prevBased != "" {
+				l.Entries = append(l.Entries, &CrtEntry{Cert: prevBased})
+			}
 			continue
+		}
+		prevBased = ""
+		if crtBase != "" && !filepath.IsAbs(e.Cert) {
+			prevBased = Abs(crtBase, e.Cert)
 		}
 		e.Cert = Abs(crtBase, e.Cert)
 		if _, err := s.LoadCert(e.Cert); err != nil {

@@ -245,3 +245,26 @@ func FuzzParseCrtLine(f *testing.F) {
 		}
 	})
 }
+
+// TestCrtListBlankLine: a line of blanks after a line under crt-base
+// repeats that certificate at line 0, as HAProxy reads it; after an
+// absolute path it is skipped.
+func TestCrtListBlankLine(t *testing.T) {
+	dir := t.TempDir()
+	c1, k1 := testCert(t, "a.test", 1)
+	write(t, filepath.Join(dir, "a.pem"), c1, k1)
+	for _, tc := range []struct {
+		base, first string
+		want        int
+	}{{dir, "a.pem", 2}, {"", filepath.Join(dir, "a.pem"), 1}} {
+		list := filepath.Join(dir, "l.crt-list")
+		write(t, list, []byte(tc.first+" x.test\n   \n"))
+		l, err := New().LoadCrtList(list, tc.base)
+		if err != nil || len(l.Entries) != tc.want {
+			t.Fatalf("base %q: %v, %d entries, want %d", tc.base, err, len(l.Entries), tc.want)
+		}
+		if tc.want == 2 && l.Entries[1].Format(true) != filepath.Join(dir, "a.pem")+":0" {
+			t.Errorf("repeated entry %q", l.Entries[1].Format(true))
+		}
+	}
+}
