@@ -397,7 +397,7 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 		c.ClientCAs = st.File(certstore.KindCA, sel.caFile).Pool()
 	}
 	c.GetConfigForClient = sel.configFor
-	sel.markUsed()
+	sel.markUsed(fmt.Sprintf("%s:%d", b.Pos.File, b.Pos.Line))
 	return c, nil
 }
 

@@ -69,11 +69,15 @@ func (b *bindCerts) addCrt(st *certstore.Store, path string) error {
 	return nil
 }
 
-// markUsed records the bind's files as used in the store.
-func (b *bindCerts) markUsed() {
-	for _, s := range b.srcs {
+// markUsed records the bind's files as used in the store; pos names the
+// bind line.
+func (b *bindCerts) markUsed(pos string) {
+	for i, s := range b.srcs {
 		if s.list != "" {
 			b.store.Use(s.list)
+			if i == 0 && !b.strict {
+				b.store.UseAsDefault(s.list, pos)
+			}
 			if l := b.store.CrtList(s.list); l != nil {
 				for _, e := range l.Entries {
 					b.store.Use(e.Cert)

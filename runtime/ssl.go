@@ -562,7 +562,7 @@ func cmdDelCrtList(c *Ctx) {
 		c.Err("'del ssl crtlist' expects a filename and a certificate name\n")
 		return
 	}
-	line := -1
+	line := 0
 	if i := strings.LastIndexByte(cert, ':'); i >= 0 {
 		n, err := strconv.Atoi(cert[i+1:])
 		if err != nil || n < 0 {

@@ -1,6 +1,7 @@
 package certstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,12 @@ import (
 type CrtList struct {
 	Path    string
 	Entries []*CrtEntry
+	// Lines is the last line number given: the file's line count, then
+	// one more per entry added at run time, as HAProxy numbers them.
+	Lines int
+	// Defaults are the binds (file:line) that serve the first entry as
+	// their default certificate (those without strict-sni).
+	Defaults []string
 }
 
 // CrtEntry is one line of a crt-list: a certificate path (crt-base
@@ -219,6 +226,10 @@ func (s *Store) LoadCrtList(path, crtBase string) (*CrtList, error) {
 		}
 		l.Entries = append(l.Entries, e)
 	}
+	l.Lines = strings.Count(string(data), "\n")
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		l.Lines++
+	}
 	s.mu.Lock()
 	if o := s.lists[path]; o != nil {
 		l = o
@@ -237,7 +248,8 @@ func (s *Store) CrtList(path string) *CrtList {
 	if l == nil {
 		return nil
 	}
-	return &CrtList{Path: l.Path, Entries: append([]*CrtEntry(nil), l.Entries...)}
+	return &CrtList{Path: l.Path, Entries: append([]*CrtEntry(nil), l.Entries...), Lines: l.Lines,
+		Defaults: append([]string(nil), l.Defaults...)}
 }
 
 // CrtListPaths lists the crt-lists' paths, sorted.
@@ -275,13 +287,15 @@ func (s *Store) AddCrtEntry(list string, e *CrtEntry) (int, error) {
 			}
 		}
 	}
+	l.Lines++
+	e.Line = l.Lines
 	l.Entries = append(l.Entries, e)
 	s.uses[e.Cert] += s.uses[list]
 	s.gen.Add(1)
 	return s.uses[list], nil
 }
 
-// DelCrtEntry removes the entry of cert (at line when line >= 0) from a
+// DelCrtEntry removes the entry of cert (at line, when not 0) from a
 // crt-list, with HAProxy's error texts.
 func (s *Store) DelCrtEntry(list, cert string, line int) error {
 	s.mu.Lock()
@@ -297,37 +311,47 @@ func (s *Store) DelCrtEntry(list, cert string, line int) error {
 	if c.Empty() {
 		return fmt.Errorf("certificate '%s' is empty!", cert)
 	}
-	var idx []int
 	var lines []string
+	pick, found := -1, 0
 	for i, e := range l.Entries {
-		if e.Cert == cert {
-			idx = append(idx, i)
-			lines = append(lines, fmt.Sprint(e.Line))
+		if e.Cert != cert {
+			continue
+		}
+		found++
+		lines = append(lines, fmt.Sprint(e.Line))
+		if pick < 0 && (line == 0 || e.Line == line) {
+			pick = i
 		}
 	}
-	if len(idx) == 0 {
+	if found == 0 {
 		return fmt.Errorf("certificate '%s' can't be found in crt-list '%s'!", cert, list)
 	}
-	pick := -1
-	if line >= 0 {
-		for _, i := range idx {
-			if l.Entries[i].Line == line {
-				pick = i
-			}
-		}
-		if pick < 0 {
-			return fmt.Errorf("found a certificate '%s' but the line number is incorrect, please specify a correct line number preceded by colons (%s)!", cert, strings.Join(lines, ", "))
-		}
-	} else if len(idx) > 1 {
-		return fmt.Errorf("found the certificate '%s' in several entries, please specify a line number preceded by colons (%s)!", cert, strings.Join(lines, ", "))
-	} else {
-		pick = idx[0]
+	if pick < 0 {
+		return fmt.Errorf("found a certificate '%s' but the line number is incorrect, please specify a correct line number preceded by colons (%s)!", cert, strings.Join(lines, ", "))
 	}
-	if s.uses[list] > 0 && pick == 0 {
-		return fmt.Errorf("certificate '%s' cannot be deleted, it is used as default certificate by the following frontends:\n", cert)
+	if line == 0 && found > 1 {
+		return fmt.Errorf("found the certificate '%s' in several entries, please specify a line number preceded by colons (%s)!", cert, strings.Join(lines, ", "))
+	}
+	if pick == 0 && len(l.Defaults) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "certificate '%s' cannot be deleted, it is used as default certificate by the following frontends:\n", cert)
+		for _, d := range l.Defaults {
+			fmt.Fprintf(&b, "\t- %s\n", d)
+		}
+		return errors.New(b.String())
 	}
 	l.Entries = append(l.Entries[:pick:pick], l.Entries[pick+1:]...)
 	s.uses[cert] -= s.uses[list]
 	s.gen.Add(1)
 	return nil
+}
+
+// UseAsDefault records that a bind (named file:line) without strict-sni
+// serves a crt-list's first entry as its default certificate.
+func (s *Store) UseAsDefault(list, bind string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.lists[list]; l != nil {
+		l.Defaults = append(l.Defaults, bind)
+	}
 }

@@ -164,14 +164,22 @@ func TestCrtListEdits(t *testing.T) {
 	if n, err := s.AddCrtEntry(list, &CrtEntry{Cert: b, Line: 1}); err != nil || n != 1 {
 		t.Errorf("add: %d %v", n, err)
 	}
-	if err := s.DelCrtEntry(list, b, -1); err == nil || !strings.Contains(err.Error(), "several entries") {
+	if err := s.DelCrtEntry(list, b, 0); err == nil || !strings.Contains(err.Error(), "several entries") {
 		t.Errorf("ambiguous delete: %v", err)
 	}
 	if err := s.DelCrtEntry(list, b, 4); err != nil {
 		t.Errorf("delete by line: %v", err)
 	}
-	if err := s.DelCrtEntry(list, a, -1); err == nil || !strings.Contains(err.Error(), "default certificate") {
-		t.Errorf("delete the default: %v", err)
+	if err := s.DelCrtEntry(list, a, 0); err != nil {
+		t.Errorf("delete the first entry of a list no bind serves as default: %v", err)
+	}
+	if got := s.CrtList(list).Entries; len(got) != 1 || got[0].Line != 5 {
+		t.Errorf("after deletions: %+v, want the added entry at line 5", got)
+	}
+	s.UseAsDefault(list, "cfg:3")
+	wantErr := "certificate '" + b + "' cannot be deleted, it is used as default certificate by the following frontends:\n\t- cfg:3\n"
+	if err := s.DelCrtEntry(list, b, 0); err == nil || err.Error() != wantErr {
+		t.Errorf("delete the default: %v, want %q", err, wantErr)
 	}
 }
 
