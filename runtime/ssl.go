@@ -384,6 +384,8 @@ func cmdDelFile(c *Ctx, k fileKind) {
 		return
 	}
 	switch err := certStore(c).DelFile(k.kind, p); {
+	case errors.Is(err, certstore.ErrOtherKind):
+		c.Err("Can't remove the CRL file: 'del ssl crl-file' does not work on CA files!\n")
 	case errors.Is(err, certstore.ErrNotFound):
 		c.Err(fmt.Sprintf("Can't remove the %s file: %s file '%s' doesn't exist!\n", k.short, k.short, p))
 	case err != nil:
@@ -413,14 +415,14 @@ func cmdShowFile(c *Ctx, k fileKind) {
 		}
 		return
 	}
-	idx := -1
-	if i := strings.LastIndexByte(name, ':'); i >= 0 {
+	idx := -1 // 0-based; the command counts from 1
+	if i := strings.IndexByte(name, ':'); i >= 0 {
 		n, err := strconv.Atoi(name[i+1:])
-		if err != nil || n < 0 {
+		if err != nil || n <= 0 {
 			c.Err(fmt.Sprintf("wrong %s index after colons in '%s'!", k.idxNoun, name))
 			return
 		}
-		idx, name = n, name[:i]
+		idx, name = n-1, name[:i]
 	}
 	var f *certstore.CAFile
 	inTx := false
@@ -433,6 +435,11 @@ func cmdShowFile(c *Ctx, k fileKind) {
 	}
 	if f == nil {
 		c.Err(k.notFoundShow)
+		return
+	}
+	if k.kind == certstore.KindCA && (len(f.Certs) == 0 || idx >= len(f.Certs)) {
+		// HAProxy 2.6 writes a CA file's name and status along with
+		// its first certificate shown: nothing when there is none.
 		return
 	}
 	var b strings.Builder

@@ -404,6 +404,7 @@ var (
 	ErrNoTx        = errors.New("no ongoing transaction")
 	ErrOtherTx     = errors.New("another transaction is ongoing")
 	ErrUnknownPath = errors.New("not referenced by the configuration")
+	ErrOtherKind   = errors.New("a CA file, not a CRL file")
 )
 
 // DelCert removes an unused entry.
@@ -566,11 +567,12 @@ func (s *Store) FilePaths(k Kind) []string {
 	return sortedKeys(s.files[k])
 }
 
-// NewFile adds an empty CA or CRL file; false when the path exists.
+// NewFile adds an empty CA or CRL file; false when the path exists, as
+// either kind (HAProxy keeps both in one tree).
 func (s *Store) NewFile(k Kind, path string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.files[k][path] != nil {
+	if s.files[KindCA][path] != nil || s.files[KindCRL][path] != nil {
 		return false
 	}
 	s.files[k][path] = &CAFile{Path: path}
@@ -581,6 +583,9 @@ func (s *Store) NewFile(k Kind, path string) bool {
 func (s *Store) DelFile(k Kind, path string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if k == KindCRL && s.files[KindCA][path] != nil {
+		return ErrOtherKind
+	}
 	if s.files[k][path] == nil {
 		return ErrNotFound
 	}
