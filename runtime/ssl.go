@@ -210,11 +210,7 @@ func writeCertDetails(b *strings.Builder, x *x509.Certificate, chain []*x509.Cer
 	fmt.Fprintf(b, "Serial: %X\n", serialBytes(x))
 	fmt.Fprintf(b, "notBefore: %s\n", x.NotBefore.UTC().Format("Jan _2 15:04:05 2006 GMT"))
 	fmt.Fprintf(b, "notAfter: %s\n", x.NotAfter.UTC().Format("Jan _2 15:04:05 2006 GMT"))
-	var sans []string
-	for _, n := range x.DNSNames {
-		sans = append(sans, "DNS:"+n)
-	}
-	fmt.Fprintf(b, "Subject Alternative Name: %s\n", strings.Join(sans, ", "))
+	fmt.Fprintf(b, "Subject Alternative Name: %s\n", sanOneLine(x))
 	fmt.Fprintf(b, "Algorithm: %s\n", keyAlgorithm(x))
 	fmt.Fprintf(b, "SHA1 FingerPrint: %X\n", sha1.Sum(x.Raw))
 	fmt.Fprintf(b, "Subject: %s\n", oneLine(x.RawSubject))
@@ -223,6 +219,36 @@ func writeCertDetails(b *strings.Builder, x *x509.Certificate, chain []*x509.Cer
 		fmt.Fprintf(b, "Chain Subject: %s\n", oneLine(ch.RawSubject))
 		fmt.Fprintf(b, "Chain Issuer: %s\n", oneLine(ch.RawIssuer))
 	}
+}
+
+// sanOneLine writes the subject alternative names as HAProxy does: every
+// name in order, separated by ", ", only DNS names with their value (an
+// IP address or an e-mail leaves its place empty).
+func sanOneLine(x *x509.Certificate) string {
+	for _, e := range x.Extensions {
+		if !e.Id.Equal(asn1.ObjectIdentifier{2, 5, 29, 17}) {
+			continue
+		}
+		var seq asn1.RawValue
+		if _, err := asn1.Unmarshal(e.Value, &seq); err != nil {
+			return ""
+		}
+		var parts []string
+		for rest := seq.Bytes; len(rest) > 0; {
+			var n asn1.RawValue
+			var err error
+			if rest, err = asn1.Unmarshal(rest, &n); err != nil {
+				break
+			}
+			if n.Class == asn1.ClassContextSpecific && n.Tag == 2 {
+				parts = append(parts, "DNS:"+string(n.Bytes))
+			} else {
+				parts = append(parts, "")
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
+	return ""
 }
 
 func serialBytes(x *x509.Certificate) []byte {
