@@ -37,7 +37,7 @@ func init() {
 		setSSLArg(s, "verify", a[0])
 		return nil
 	}}
-	for _, kw := range []string{"ca-file", "crt"} {
+	for _, kw := range []string{"ca-file", "crt", "crl-file"} {
 		k := kw
 		kws[k] = serverKeyword{Args: 1, Parse: func(s *ServerConf, a []string) error {
 			// A relative path is read under crt-base or ca-base: the
@@ -155,6 +155,13 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 		if _, ok := m["no-verifyhost"]; ok {
 			host = ""
 		}
+		crlPath := ""
+		if crl, ok := m["crl-file"]; ok {
+			crlPath = g.caPath(crl)
+			if _, err := st.LoadFile(certstore.KindCRL, crlPath); err != nil {
+				return nil, fmt.Errorf("unable to load CRL file '%s'", crl)
+			}
+		}
 		c.InsecureSkipVerify = true
 		c.VerifyConnection = func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
@@ -168,8 +175,15 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 			for _, ic := range cs.PeerCertificates[1:] {
 				opts.Intermediates.AddCert(ic)
 			}
-			_, err := cs.PeerCertificates[0].Verify(opts)
-			return err
+			chains, err := cs.PeerCertificates[0].Verify(opts)
+			if err != nil || crlPath == "" {
+				return err
+			}
+			var crls []*x509.RevocationList
+			if l := st.File(certstore.KindCRL, crlPath); l != nil {
+				crls = l.CRLs
+			}
+			return tlsconf.CheckCRLs(crls)(nil, chains)
 		}
 	}
 	if crt, ok := m["crt"]; ok {
@@ -203,7 +217,7 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 		c.CipherSuites = ids
 	}
 	if _, off := m["no-ssl-reuse"]; !off {
-		c.ClientSessionCache = tls.NewLRUClientSessionCache(64)
+		c.ClientSessionCache = &storeSessionCache{store: g.certStore()}
 	}
 	return c, nil
 }
@@ -256,6 +270,9 @@ func checkTLS(b *builder) {
 					g.Certs.Use(g.crtPath(v))
 				}
 				if v, ok := s.SSLArgs["ca-file"]; ok {
+					g.Certs.Use(g.caPath(v))
+				}
+				if v, ok := s.SSLArgs["crl-file"]; ok {
 					g.Certs.Use(g.caPath(v))
 				}
 			}

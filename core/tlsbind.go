@@ -197,3 +197,32 @@ func (v *bindView) pick(strict bool) func(*tls.ClientHelloInfo) (*tls.Certificat
 		return v.def, nil
 	}
 }
+
+// storeSessionCache is a server's TLS session cache, emptied when the
+// certificate store changes: a resumed session would carry the client
+// certificate and the verification of before a commit, as HAProxy drops
+// a server's sessions with the SSL context a commit replaces.
+type storeSessionCache struct {
+	store *certstore.Store
+	mu    sync.Mutex // guards gen and cache
+	gen   uint64
+	cache tls.ClientSessionCache
+}
+
+func (c *storeSessionCache) current() tls.ClientSessionCache {
+	gen := c.store.Gen()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cache == nil || c.gen != gen {
+		c.cache, c.gen = tls.NewLRUClientSessionCache(64), gen
+	}
+	return c.cache
+}
+
+func (c *storeSessionCache) Get(key string) (*tls.ClientSessionState, bool) {
+	return c.current().Get(key)
+}
+
+func (c *storeSessionCache) Put(key string, cs *tls.ClientSessionState) {
+	c.current().Put(key, cs)
+}
