@@ -3,19 +3,23 @@
 package tls
 
 import (
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"goha/regtests/internal/harness"
 )
@@ -188,4 +192,115 @@ func pemKey(t *testing.T, c tls.Certificate) string {
 		t.Fatal(err)
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+}
+
+// TestServerCertRotation: `set ssl cert` + `commit ssl cert` on the client
+// certificate of a server line is sent by the next server connection; a
+// CRL file committed with `set ssl crl-file` that revokes the origin's
+// certificate makes the next connection fail verification. On goha as on
+// HAProxy.
+func TestServerCertRotation(t *testing.T) {
+	p := newPKI(t)
+	client, _ := p.issue(t, "client.test")
+	newClient, newCert := p.issue(t, "client2.test")
+	newPEM, _ := os.ReadFile(newClient)
+	_, originCert := p.issue(t, "127.0.0.1")
+	originX, _ := x509.ParseCertificate(originCert.Certificate[0])
+	roots := x509.NewCertPool()
+	roots.AddCert(p.ca)
+
+	// The origin answers with the serial of the client certificate it got.
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		Certificates: []tls.Certificate{originCert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: roots,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%X", r.TLS.PeerCertificates[0].SerialNumber.Bytes())
+	}), ErrorLog: log.New(io.Discard, "", 0)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	emptyCRL := crlPEM(t, p)
+	crl := filepath.Join(p.dir, "crl.pem")
+	os.WriteFile(crl, emptyCRL, 0o644)
+	revoking := crlPEM(t, p, originX.SerialNumber)
+	want := func(c tls.Certificate) string {
+		x, _ := x509.ParseCertificate(c.Certificate[0])
+		return fmt.Sprintf("%X", x.SerialNumber.Bytes())
+	}
+
+	for name, prog := range proxies(t) {
+		t.Run(name, func(t *testing.T) {
+			sock := filepath.Join(t.TempDir(), "admin.sock")
+			cfg := fmt.Sprintf(`
+global
+    stats socket %s level admin
+
+defaults
+    mode http
+    http-reuse never
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+
+frontend fe
+    bind "fd@${fe}"
+    default_backend be
+
+backend be
+    server o %s ssl verify required ca-file %s crl-file %s crt %s
+`, sock, ln.Addr(), p.caFile, crl, client)
+			h := harness.Start(t, prog, cfg, "fe")
+			defer h.Stop()
+			harness.WaitListening(t, h.Addrs["fe"], harness.Patience)
+			harness.WaitCLI(t, sock)
+			get := func() string {
+				return harness.RawRequest(t, h.Addrs["fe"], "GET / HTTP/1.1\r\nHost: o\r\nConnection: close\r\n\r\n", harness.Patience)
+			}
+			oldSerial := want(loadPair(t, client))
+			if r := get(); !strings.HasSuffix(r, "\r\n\r\n"+oldSerial) {
+				t.Fatalf("before: %q, want the serial %s\n%s", r, oldSerial, h.Output())
+			}
+			harness.MustSocket(t, sock, "set ssl cert "+client+" <<\n"+string(newPEM))
+			if out := harness.MustSocket(t, sock, "commit ssl cert "+client); !strings.Contains(out, "Success!") {
+				t.Fatalf("commit: %q", out)
+			}
+			if r := get(); !strings.HasSuffix(r, "\r\n\r\n"+want(newCert)) {
+				t.Errorf("after commit: %q, want the serial %s", r, want(newCert))
+			}
+			harness.MustSocket(t, sock, "set ssl crl-file "+crl+" <<\n"+string(revoking))
+			if out := harness.MustSocket(t, sock, "commit ssl crl-file "+crl); !strings.Contains(out, "Success!") {
+				t.Fatalf("commit crl: %q", out)
+			}
+			if r := get(); !strings.HasPrefix(r, "HTTP/1.1 503") {
+				t.Errorf("with the origin revoked: %q, want a 503", r)
+			}
+		})
+	}
+}
+
+// crlPEM is a CRL of the test CA revoking serials.
+func crlPEM(t *testing.T, p *pki, serials ...*big.Int) []byte {
+	var revoked []x509.RevocationListEntry
+	for _, s := range serials {
+		revoked = append(revoked, x509.RevocationListEntry{SerialNumber: s, RevocationTime: time.Now().Add(-time.Minute)})
+	}
+	der, err := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{
+		Number: big.NewInt(int64(len(serials) + 1)), ThisUpdate: time.Now().Add(-time.Hour), NextUpdate: time.Now().Add(time.Hour),
+		RevokedCertificateEntries: revoked,
+	}, p.ca, p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der})
+}
+
+func loadPair(t *testing.T, path string) tls.Certificate {
+	c, err := tls.LoadX509KeyPair(path, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
