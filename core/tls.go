@@ -325,8 +325,8 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			}
 		case "crt-list":
 			path := val()
-			if _, err := st.LoadCrtList(g.crtPath(path), g.CrtBase); err != nil {
-				return nil, fmt.Errorf("unable to load crt-list '%s'", path)
+			if _, err := st.LoadCrtList(g.crtPath(path), g.CrtBase, g.CABase); err != nil {
+				return nil, fmt.Errorf("unable to load crt-list '%s': %v", path, err)
 			}
 			sel.srcs = append(sel.srcs, certSource{list: g.crtPath(path)})
 		case "ssl-min-ver", "ssl-max-ver":

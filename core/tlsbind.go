@@ -39,10 +39,17 @@ type bindCerts struct {
 // bindView is what a bind serves for one generation of the store.
 type bindView struct {
 	gen    uint64
-	cfg    *tls.Config
-	byName map[string][]*tls.Certificate
-	def    *tls.Certificate
-	all    []*tls.Certificate
+	cfg    *tls.Config // for certificates without crt-list options
+	byName map[string][]*bindInst
+	def    *bindInst
+	opts   bool // some instance has its own configuration
+}
+
+// bindInst is one certificate of a bind, with the configuration of its
+// crt-list line's SSL options, if it has some.
+type bindInst struct {
+	cert *tls.Certificate
+	cfg  *tls.Config
 }
 
 // addCrt adds a crt argument: a file, or every certificate of a
@@ -81,6 +88,11 @@ func (b *bindCerts) markUsed(pos string) {
 			if l := b.store.CrtList(s.list); l != nil {
 				for _, e := range l.Entries {
 					b.store.Use(e.Cert)
+					for _, k := range []string{"ca-file", "ca-verify-file", "crl-file"} {
+						if v, ok := e.Opts[k]; ok {
+							b.store.Use(v)
+						}
+					}
 				}
 			}
 		} else {
@@ -95,31 +107,59 @@ func (b *bindCerts) markUsed(pos string) {
 	}
 }
 
-func (b *bindCerts) configFor(*tls.ClientHelloInfo) (*tls.Config, error) {
+func (b *bindCerts) configFor(h *tls.ClientHelloInfo) (*tls.Config, error) {
 	gen := b.store.Gen()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.view == nil || b.view.gen != gen {
 		b.view = b.build(gen)
 	}
-	return b.view.cfg, nil
+	v := b.view
+	b.mu.Unlock()
+	if v.opts {
+		if in, err := v.pickInst(h, b.strict); err == nil && in.cfg != nil {
+			return in.cfg, nil
+		}
+	}
+	return v.cfg, nil
 }
 
 // build derives the view of the store's generation gen: each instance's
 // names are its line's positive SNI filters, else the certificate's own
 // names, less its negative filters.
 func (b *bindCerts) build(gen uint64) *bindView {
-	v := &bindView{gen: gen, byName: map[string][]*tls.Certificate{}}
-	add := func(path string, filters []string) {
+	v := &bindView{gen: gen, byName: map[string][]*bindInst{}}
+	cfg := b.base.Clone()
+	cfg.GetConfigForClient = nil
+	cfg.Certificates = nil
+	cfg.GetCertificate = func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		in, err := v.pickInst(h, b.strict)
+		if err != nil {
+			return nil, err
+		}
+		return in.cert, nil
+	}
+	if b.caFile != "" {
+		if f := b.store.File(certstore.KindCA, b.caFile); f != nil {
+			cfg.ClientCAs = f.Pool()
+		}
+	}
+	if crls := b.crls(b.crlFiles); crls != nil {
+		cfg.VerifyPeerCertificate = tlsconf.CheckCRLs(crls)
+	}
+	v.cfg = cfg
+	add := func(path string, filters []string, opts map[string]string) {
 		e := b.store.Cert(path)
 		if e == nil || e.TLS() == nil {
 			return
 		}
-		t := e.TLS()
-		if v.def == nil {
-			v.def = t
+		in := &bindInst{cert: e.TLS()}
+		if len(opts) > 0 {
+			in.cfg = b.lineConfig(cfg, in.cert, opts)
+			v.opts = true
 		}
-		v.all = append(v.all, t)
+		if v.def == nil {
+			v.def = in
+		}
 		var pos []string
 		neg := map[string]bool{}
 		for _, f := range filters {
@@ -136,66 +176,102 @@ func (b *bindCerts) build(gen uint64) *bindView {
 		}
 		for _, n := range pos {
 			if !neg[n] {
-				v.byName[n] = append(v.byName[n], t)
+				v.byName[n] = append(v.byName[n], in)
 			}
 		}
 	}
 	for _, s := range b.srcs {
 		if s.list == "" {
-			add(s.crt, nil)
+			add(s.crt, nil, nil)
 			continue
 		}
 		if l := b.store.CrtList(s.list); l != nil {
 			for _, e := range l.Entries {
-				add(e.Cert, e.Filters)
+				add(e.Cert, e.Filters, e.Opts)
 			}
 		}
 	}
-	cfg := b.base.Clone()
-	cfg.GetConfigForClient = nil
-	cfg.Certificates = nil
-	cfg.GetCertificate = v.pick(b.strict)
-	if b.caFile != "" {
-		if f := b.store.File(certstore.KindCA, b.caFile); f != nil {
-			cfg.ClientCAs = f.Pool()
-		}
-	}
-	var crls []*x509.RevocationList
-	for _, p := range b.crlFiles {
-		if f := b.store.File(certstore.KindCRL, p); f != nil {
-			crls = append(crls, f.CRLs...)
-		}
-	}
-	if crls != nil {
-		cfg.VerifyPeerCertificate = tlsconf.CheckCRLs(crls)
-	}
-	v.cfg = cfg
 	return v
 }
 
-func (v *bindView) pick(strict bool) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	return func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
-		if name := strings.ToLower(h.ServerName); name != "" {
-			cands := v.byName[name]
-			if len(cands) == 0 {
-				if i := strings.IndexByte(name, '.'); i > 0 {
-					cands = v.byName["*"+name[i:]]
-				}
-			}
-			for _, c := range cands {
-				if h.SupportsCertificate(c) == nil {
-					return c, nil
-				}
-			}
-			if len(cands) > 0 {
-				return cands[0], nil
-			}
+// crls gathers the revocation lists of CRL files as committed.
+func (b *bindCerts) crls(paths []string) []*x509.RevocationList {
+	var out []*x509.RevocationList
+	for _, p := range paths {
+		if f := b.store.File(certstore.KindCRL, p); f != nil {
+			out = append(out, f.CRLs...)
 		}
-		if strict || v.def == nil {
-			return nil, fmt.Errorf("no certificate for server name '%s' (strict-sni)", h.ServerName)
-		}
-		return v.def, nil
 	}
+	return out
+}
+
+// lineConfig is the bind's configuration with a crt-list line's SSL
+// options over it, serving that line's certificate. The options were
+// checked when the line was read; one Go cannot apply leaves the bind's
+// setting.
+func (b *bindCerts) lineConfig(base *tls.Config, cert *tls.Certificate, opts map[string]string) *tls.Config {
+	c := base.Clone()
+	c.GetCertificate = nil
+	c.Certificates = []tls.Certificate{*cert}
+	for k, v := range opts {
+		switch k {
+		case "verify":
+			c.ClientAuth = map[string]tls.ClientAuthType{"none": tls.NoClientCert,
+				"optional": tls.VerifyClientCertIfGiven, "required": tls.RequireAndVerifyClientCert}[v]
+		case "ca-file", "ca-verify-file":
+			if f := b.store.File(certstore.KindCA, v); f != nil {
+				c.ClientCAs = f.Pool()
+			}
+		case "crl-file":
+			c.VerifyPeerCertificate = tlsconf.CheckCRLs(b.crls([]string{v}))
+		case "alpn":
+			c.NextProtos = strings.Split(v, ",")
+			tlsconf.WithoutH2(c)
+		case "ssl-min-ver", "ssl-max-ver":
+			if n, err := tlsconf.ParseVersion(k, v); err == nil {
+				if k == "ssl-min-ver" {
+					c.MinVersion = n
+				} else {
+					c.MaxVersion = n
+				}
+			}
+		case "ciphers":
+			if ids, err := tlsconf.CipherIDs(v); err == nil {
+				c.CipherSuites = ids
+			}
+		case "curves", "ecdhe":
+			if ids, err := tlsconf.CurveIDs(v); err == nil {
+				c.CurvePreferences = ids
+			}
+		}
+	}
+	return c
+}
+
+// pickInst chooses the instance for a client's SNI: exact name, then
+// wildcard, the first whose certificate the client supports; else the
+// default, unless strict.
+func (v *bindView) pickInst(h *tls.ClientHelloInfo, strict bool) (*bindInst, error) {
+	if name := strings.ToLower(h.ServerName); name != "" {
+		cands := v.byName[name]
+		if len(cands) == 0 {
+			if i := strings.IndexByte(name, '.'); i > 0 {
+				cands = v.byName["*"+name[i:]]
+			}
+		}
+		for _, c := range cands {
+			if h.SupportsCertificate(c.cert) == nil {
+				return c, nil
+			}
+		}
+		if len(cands) > 0 {
+			return cands[0], nil
+		}
+	}
+	if strict || v.def == nil {
+		return nil, fmt.Errorf("no certificate for server name '%s' (strict-sni)", h.ServerName)
+	}
+	return v.def, nil
 }
 
 // storeSessionCache is a server's TLS session cache, emptied when the

@@ -73,17 +73,19 @@ func cmdSetCert(c *Ctx) {
 	}
 	path, created, err := certStore(c).SetCert(name, []byte(c.Payload))
 	if err != nil {
+		// HAProxy names the file without the extension that said which
+		// part the payload replaces.
+		base, _ := certstore.SplitExt(name)
 		var msg string
 		switch {
 		case errors.Is(err, certstore.ErrOtherTx):
-			base, _ := certstore.SplitExt(name)
 			msg = fmt.Sprintf("The ongoing transaction is about '%s' but you are trying to set '%s'\n", path, base)
 		case errors.Is(err, certstore.ErrUnknownPath):
 			msg = "Can't replace a certificate which is not referenced by the configuration!\n"
 		case errors.Is(err, certstore.ErrNoKey):
-			msg = fmt.Sprintf("unable to load private key from file '%s'.\nCan't load the payload\n", name)
+			msg = fmt.Sprintf("unable to load private key from file '%s'.\nCan't load the payload\n", base)
 		default:
-			msg = fmt.Sprintf("unable to load certificate from file '%s'.\nCan't load the payload\n", name)
+			msg = fmt.Sprintf("unable to load certificate from file '%s'.\nCan't load the payload\n", base)
 		}
 		c.Err(msg + fmt.Sprintf("Can't update %s!\n", name))
 		return
@@ -581,6 +583,11 @@ func cmdAddCrtList(c *Ctx) {
 		e = &certstore.CrtEntry{Cert: c.Arg(4), Line: 1}
 	}
 	e.Cert = certstore.Abs(c.Proc.Conf.Global.CrtBase, e.Cert)
+	for _, k := range []string{"ca-file", "ca-verify-file", "crl-file"} {
+		if v, ok := e.Opts[k]; ok {
+			e.Opts[k] = certstore.Abs(c.Proc.Conf.Global.CABase, v)
+		}
+	}
 	n, err := st.AddCrtEntry(list, e)
 	if err != nil {
 		fail(err.Error())

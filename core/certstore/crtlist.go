@@ -181,10 +181,11 @@ func (e *CrtEntry) Format(withLine bool) string {
 	return b.String()
 }
 
-// LoadCrtList reads a crt-list file and the certificates it names, with
-// crtBase put before relative certificate paths. A list already loaded is
+// LoadCrtList reads a crt-list file and the certificates, CA and CRL
+// files it names, with crtBase put before relative certificate paths and
+// caBase before relative CA and CRL paths. A list already loaded is
 // returned as is.
-func (s *Store) LoadCrtList(path, crtBase string) (*CrtList, error) {
+func (s *Store) LoadCrtList(path, crtBase, caBase string) (*CrtList, error) {
 	s.mu.RLock()
 	l := s.lists[path]
 	s.mu.RUnlock()
@@ -223,6 +224,21 @@ func (s *Store) LoadCrtList(path, crtBase string) (*CrtList, error) {
 		e.Cert = Abs(crtBase, e.Cert)
 		if _, err := s.LoadCert(e.Cert); err != nil {
 			return nil, fmt.Errorf("unable to load SSL certificate file '%s' file does not exist.", e.Cert)
+		}
+		for _, k := range []string{"ca-file", "ca-verify-file", "crl-file"} {
+			v, ok := e.Opts[k]
+			if !ok {
+				continue
+			}
+			v = Abs(caBase, v)
+			e.Opts[k] = v
+			kind := KindCA
+			if k == "crl-file" {
+				kind = KindCRL
+			}
+			if _, err := s.LoadFile(kind, v); err != nil {
+				return nil, fmt.Errorf("parsing [%s:%d]: '%s' : unable to load %s", path, n+1, k, v)
+			}
 		}
 		l.Entries = append(l.Entries, e)
 	}
@@ -291,6 +307,11 @@ func (s *Store) AddCrtEntry(list string, e *CrtEntry) (int, error) {
 	e.Line = l.Lines
 	l.Entries = append(l.Entries, e)
 	s.uses[e.Cert] += s.uses[list]
+	for _, k := range []string{"ca-file", "ca-verify-file", "crl-file"} {
+		if v, ok := e.Opts[k]; ok {
+			s.uses[v] += s.uses[list]
+		}
+	}
 	s.gen.Add(1)
 	return s.uses[list], nil
 }

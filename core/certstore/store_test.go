@@ -140,7 +140,7 @@ func TestCrtListEdits(t *testing.T) {
 	list := filepath.Join(dir, "l.crt-list")
 	write(t, list, []byte("a.pem [verify none alpn h2] a.test !b.test\n\n# comment\nb.pem\n"))
 	s := New()
-	l, err := s.LoadCrtList(list, dir)
+	l, err := s.LoadCrtList(list, dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestCrtListBlankLine(t *testing.T) {
 	}{{dir, "a.pem", 2}, {"", filepath.Join(dir, "a.pem"), 1}} {
 		list := filepath.Join(dir, "l.crt-list")
 		write(t, list, []byte(tc.first+" x.test\n   \n"))
-		l, err := New().LoadCrtList(list, tc.base)
+		l, err := New().LoadCrtList(list, tc.base, "")
 		if err != nil || len(l.Entries) != tc.want {
 			t.Fatalf("base %q: %v, %d entries, want %d", tc.base, err, len(l.Entries), tc.want)
 		}

@@ -304,3 +304,87 @@ func loadPair(t *testing.T, path string) tls.Certificate {
 	}
 	return c
 }
+
+// TestCrtListLineOptions: a crt-list line's SSL options apply to the
+// connections that get its certificate: the line for b.test requires a
+// client certificate from the CA, the line for a.test does not. Then a
+// line added through the stats socket with its own options applies to
+// the next connection. On goha as on HAProxy.
+func TestCrtListLineOptions(t *testing.T) {
+	p := newPKI(t)
+	a, _ := p.issue(t, "a.test")
+	b, _ := p.issue(t, "b.test")
+	c, _ := p.issue(t, "c.test")
+	_, clientCert := p.issue(t, "client.test")
+	list := filepath.Join(p.dir, "list.crt-list")
+	os.WriteFile(list, []byte(fmt.Sprintf("%s a.test\n%s [verify required ca-file %s] b.test\n", a, b, p.caFile)), 0o644)
+	roots := x509.NewCertPool()
+	roots.AddCert(p.ca)
+	// The origin greets each connection, so that the client's first read
+	// gets either the greeting or the alert refusing its certificate.
+	origin := harness.TCPServer(t, func(c net.Conn) {
+		io.WriteString(c, "hello")
+		io.Copy(io.Discard, c)
+		c.Close()
+	})
+	for name, prog := range proxies(t) {
+		t.Run(name, func(t *testing.T) {
+			sock := filepath.Join(t.TempDir(), "admin.sock")
+			cfg := fmt.Sprintf(`
+global
+    stats socket %s level admin
+
+defaults
+    mode tcp
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+
+frontend fe
+    bind "fd@${fe}" ssl strict-sni crt-list %s
+    default_backend be
+
+backend be
+    server o %s
+`, sock, list, origin)
+			h := harness.Start(t, prog, cfg, "fe")
+			defer h.Stop()
+			harness.WaitListening(t, h.Addrs["fe"], harness.Patience)
+			harness.WaitCLI(t, sock)
+			// A TLS 1.3 client learns that its certificate was refused
+			// on its first read, where it would read the greeting.
+			try := func(sni string, certs ...tls.Certificate) error {
+				conn, err := tls.Dial("tcp", h.Addrs["fe"], &tls.Config{ServerName: sni, RootCAs: roots, Certificates: certs})
+				if err != nil {
+					return err
+				}
+				defer conn.Close()
+				_, err = conn.Read(make([]byte, 1))
+				return err
+			}
+			if err := try("a.test"); err != nil {
+				t.Errorf("a.test without a client certificate: %v", err)
+			}
+			if err := try("b.test"); err == nil {
+				t.Errorf("b.test without a client certificate: accepted")
+			}
+			if err := try("b.test", clientCert); err != nil {
+				t.Errorf("b.test with a client certificate: %v", err)
+			}
+			harness.MustSocket(t, sock, "new ssl cert "+c)
+			cPEM, _ := os.ReadFile(c)
+			harness.MustSocket(t, sock, "set ssl cert "+c+" <<\n"+string(cPEM))
+			harness.MustSocket(t, sock, "commit ssl cert "+c)
+			out := harness.MustSocket(t, sock, fmt.Sprintf("add ssl crt-list %s <<\n%s [verify required ca-file %s] c.test\n", list, c, p.caFile))
+			if !strings.Contains(out, "Success!") {
+				t.Fatalf("add ssl crt-list: %q", out)
+			}
+			if err := try("c.test"); err == nil {
+				t.Errorf("c.test without a client certificate: accepted")
+			}
+			if err := try("c.test", clientCert); err != nil {
+				t.Errorf("c.test with a client certificate: %v", err)
+			}
+		})
+	}
+}

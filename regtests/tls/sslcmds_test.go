@@ -153,6 +153,9 @@ backend be
 		h := harness.Start(t, prog, cfg, "fe", "fe2")
 		harness.WaitCLI(t, sock)
 		for _, c := range cmds {
+			if strings.Contains(c, "<<\n") && !strings.HasSuffix(c, "\n") {
+				c += "\n" // the empty line that ends the payload
+			}
 			replies[name] = append(replies[name], harness.MustSocket(t, sock, c))
 		}
 		h.Stop()
