@@ -521,7 +521,14 @@ type Observer interface {
 }
 
 // serverTLS holds the TLS configuration in force for a server; nil: plain.
-type serverTLS struct{ cfg atomic.Pointer[tls.Config] }
+type serverTLS struct {
+	cfg atomic.Pointer[tls.Config]
+	mu  sync.Mutex // guards used and store
+	// used are the certificate store's paths the configuration uses,
+	// released when it changes or the server is deleted.
+	used  []string
+	store *certstore.Store
+}
 
 // StatsSocket is one `stats socket` line of the global section.
 type StatsSocket struct {

@@ -245,6 +245,7 @@ func (s *Server) RefreshTLS(g *Global) error {
 	}
 	if s.UseSSL() != 1 {
 		s.tls.cfg.Store(nil)
+		s.tls.setUsed(g.Certs, nil)
 		return nil
 	}
 	c, err := s.buildTLS(g)
@@ -252,7 +253,48 @@ func (s *Server) RefreshTLS(g *Global) error {
 		return err
 	}
 	s.tls.cfg.Store(c)
+	m := sslSettings(g, s.SSLArgs)
+	var used []string
+	if v, ok := m["crt"]; ok {
+		used = append(used, g.crtPath(v))
+	}
+	for _, k := range []string{"ca-file", "crl-file"} {
+		if v, ok := m[k]; ok {
+			used = append(used, g.caPath(v))
+		}
+	}
+	s.tls.setUsed(g.Certs, used)
 	return nil
+}
+
+// setUsed records the store paths a server's TLS configuration uses, so
+// that `show ssl cert` says which files are in use and `del ssl cert`
+// refuses them.
+func (t *serverTLS) setUsed(st *certstore.Store, used []string) {
+	if st == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range used {
+		st.Use(p)
+	}
+	for _, p := range t.used {
+		st.Release(p)
+	}
+	t.used, t.store = used, st
+}
+
+// releaseTLS gives back what the server used of the certificate store,
+// when it is deleted.
+func (s *Server) releaseTLS() {
+	if s.tls == nil {
+		return
+	}
+	s.tls.mu.Lock()
+	st := s.tls.store
+	s.tls.mu.Unlock()
+	s.tls.setUsed(st, nil)
 }
 
 // checkTLS validates every server's and bind's TLS settings at load time.
@@ -264,16 +306,6 @@ func checkTLS(b *builder) {
 				if _, err := s.buildTLS(&b.cfg.Global); err != nil {
 					b.d.Alertf(s.Pos, "'server %s/%s' : %v", p.Name, s.Name, err)
 					continue
-				}
-				g := &b.cfg.Global
-				if v, ok := s.SSLArgs["crt"]; ok {
-					g.Certs.Use(g.crtPath(v))
-				}
-				if v, ok := s.SSLArgs["ca-file"]; ok {
-					g.Certs.Use(g.caPath(v))
-				}
-				if v, ok := s.SSLArgs["crl-file"]; ok {
-					g.Certs.Use(g.caPath(v))
 				}
 			}
 		}

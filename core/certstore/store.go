@@ -356,6 +356,15 @@ func (s *Store) Use(path string) {
 	s.mu.Unlock()
 }
 
+// Release undoes a Use.
+func (s *Store) Release(path string) {
+	s.mu.Lock()
+	if s.uses[path] > 0 {
+		s.uses[path]--
+	}
+	s.mu.Unlock()
+}
+
 // Used says whether anything uses a path.
 func (s *Store) Used(path string) bool {
 	s.mu.RLock()
