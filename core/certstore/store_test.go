@@ -276,3 +276,34 @@ func TestCrtListBlankLine(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParsePayload: no `set ssl cert`, `set ssl ca-file` or `set ssl
+// crl-file` payload makes the parsers panic, and what they accept is
+// usable: certificates parsed, CRLs with their issuer.
+func FuzzParsePayload(f *testing.F) {
+	crl, _ := os.ReadFile("testdata/crlv1.pem")
+	ca, _ := os.ReadFile("testdata/crlv1-ca.pem")
+	f.Add(crl)
+	f.Add(ca)
+	if b, _ := pem.Decode(crl); b != nil {
+		f.Add(b.Bytes)
+	}
+	f.Add([]byte("-----BEGIN X509 CRL-----\nMAA=\n-----END X509 CRL-----\n"))
+	f.Add([]byte("-----BEGIN PRIVATE KEY-----\nMAA=\n-----END PRIVATE KEY-----\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if certs, _, err := ParsePEM(data); err == nil {
+			for _, c := range certs {
+				if c == nil || c.Raw == nil {
+					t.Fatal("nil certificate accepted")
+				}
+			}
+		}
+		if l, err := ParseCRLs(data); err == nil {
+			for _, c := range l {
+				if c.RawIssuer == nil && c.RawTBSRevocationList == nil {
+					t.Fatal("empty CRL accepted")
+				}
+			}
+		}
+	})
+}
