@@ -234,25 +234,21 @@ func LoadCertFile(path string, delExt bool) (*Cert, error) {
 }
 
 // CAFile is a CA file or a CRL file: its certificates or revocation
-// lists, as read from the file or set at run time.
+// lists, as read from the file or set at run time. Like a Cert, it is not
+// changed once in the store.
 type CAFile struct {
 	Path  string
 	Certs []*x509.Certificate
 	CRLs  []*x509.RevocationList
-	pool  *x509.CertPool
+	pool  *x509.CertPool // Certs as a pool, built with them
+}
+
+func newCAFile(path string) *CAFile {
+	return &CAFile{Path: path, pool: x509.NewCertPool()}
 }
 
 // Pool is the file's certificates as a pool.
-func (f *CAFile) Pool() *x509.CertPool {
-	if f.pool == nil {
-		p := x509.NewCertPool()
-		for _, c := range f.Certs {
-			p.AddCert(c)
-		}
-		f.pool = p
-	}
-	return f.pool
-}
+func (f *CAFile) Pool() *x509.CertPool { return f.pool }
 
 // ParseCAs reads the certificates of a PEM text; none is an error.
 func ParseCAs(data []byte) ([]*x509.Certificate, error) {
@@ -550,7 +546,7 @@ func (s *Store) LoadFile(k Kind, path string) (*CAFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &CAFile{Path: path}
+	f := newCAFile(path)
 	if err := f.fill(k, data); err != nil {
 		return nil, err
 	}
@@ -565,7 +561,10 @@ func (f *CAFile) fill(k Kind, data []byte) error {
 	} else {
 		f.CRLs, err = ParseCRLs(data)
 	}
-	f.pool = nil
+	f.pool = x509.NewCertPool()
+	for _, c := range f.Certs {
+		f.pool.AddCert(c)
+	}
 	return err
 }
 
@@ -584,7 +583,7 @@ func (s *Store) NewFile(k Kind, path string) bool {
 	if s.files[KindCA][path] != nil || s.files[KindCRL][path] != nil {
 		return false
 	}
-	s.files[k][path] = &CAFile{Path: path}
+	s.files[k][path] = newCAFile(path)
 	return true
 }
 
@@ -622,7 +621,7 @@ func (s *Store) SetFile(k Kind, path string, payload []byte) (created bool, err 
 	if s.files[k][path] == nil {
 		return false, ErrUnknownPath
 	}
-	n := &CAFile{Path: path}
+	n := newCAFile(path)
 	if err := n.fill(k, payload); err != nil {
 		return false, err
 	}
