@@ -183,7 +183,7 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 			if l := st.File(certstore.KindCRL, crlPath); l != nil {
 				crls = l.CRLs
 			}
-			return tlsconf.CheckCRLs(crls)(nil, chains)
+			return tlsconf.CheckCRLs(crls)(nil, completeChains(chains, f.Certs))
 		}
 	}
 	if crt, ok := m["crt"]; ok {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -144,7 +145,7 @@ func (b *bindCerts) build(gen uint64) *bindView {
 		}
 	}
 	if crls := b.crls(b.crlFiles); crls != nil {
-		cfg.VerifyPeerCertificate = tlsconf.CheckCRLs(crls)
+		cfg.VerifyPeerCertificate = checkCRLs(crls, func() []*x509.Certificate { return b.caCerts(b.caFile) })
 	}
 	v.cfg = cfg
 	add := func(path string, filters []string, opts map[string]string) {
@@ -194,6 +195,14 @@ func (b *bindCerts) build(gen uint64) *bindView {
 	return v
 }
 
+// caCerts are the certificates of a CA file as committed.
+func (b *bindCerts) caCerts(path string) []*x509.Certificate {
+	if f := b.store.File(certstore.KindCA, path); path != "" && f != nil {
+		return f.Certs
+	}
+	return nil
+}
+
 // crls gathers the revocation lists of CRL files as committed.
 func (b *bindCerts) crls(paths []string) []*x509.RevocationList {
 	var out []*x509.RevocationList
@@ -223,7 +232,11 @@ func (b *bindCerts) lineConfig(base *tls.Config, cert *tls.Certificate, opts map
 				c.ClientCAs = f.Pool()
 			}
 		case "crl-file":
-			c.VerifyPeerCertificate = tlsconf.CheckCRLs(b.crls([]string{v}))
+			caFile := b.caFile
+			if f, ok := opts["ca-file"]; ok {
+				caFile = f
+			}
+			c.VerifyPeerCertificate = checkCRLs(b.crls([]string{v}), func() []*x509.Certificate { return b.caCerts(caFile) })
 		case "alpn":
 			c.NextProtos = strings.Split(v, ",")
 			tlsconf.WithoutH2(c)
@@ -301,4 +314,43 @@ func (c *storeSessionCache) Get(key string) (*tls.ClientSessionState, bool) {
 
 func (c *storeSessionCache) Put(key string, cs *tls.ClientSessionState) {
 	c.current().Put(key, cs)
+}
+
+// completeChains extends each verified chain with the CA file's issuers
+// up to a self-signed certificate. Go stops a chain at the first
+// certificate of the CA file it meets, where OpenSSL goes on to the root,
+// and the CRL checks HAProxy asks for (every certificate of the chain)
+// then need the CA's own issuer.
+func completeChains(chains [][]*x509.Certificate, cas []*x509.Certificate) [][]*x509.Certificate {
+	out := make([][]*x509.Certificate, 0, len(chains))
+	for _, ch := range chains {
+		ch = append([]*x509.Certificate(nil), ch...)
+		for len(ch) > 0 && len(ch) <= 16 {
+			last := ch[len(ch)-1]
+			if bytes.Equal(last.RawSubject, last.RawIssuer) {
+				break
+			}
+			var next *x509.Certificate
+			for _, c := range cas {
+				if bytes.Equal(c.RawSubject, last.RawIssuer) && last.CheckSignatureFrom(c) == nil {
+					next = c
+					break
+				}
+			}
+			if next == nil {
+				break
+			}
+			ch = append(ch, next)
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// checkCRLs is tlsconf.CheckCRLs on chains completed from cas.
+func checkCRLs(crls []*x509.RevocationList, cas func() []*x509.Certificate) func([][]byte, [][]*x509.Certificate) error {
+	check := tlsconf.CheckCRLs(crls)
+	return func(raw [][]byte, chains [][]*x509.Certificate) error {
+		return check(raw, completeChains(chains, cas()))
+	}
 }

@@ -89,3 +89,38 @@ func TestBindCertsFollowCommits(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// TestCompleteChains: a chain Go stops at an intermediate of the CA file
+// is completed up to the file's self-signed root, as OpenSSL builds it.
+func TestCompleteChains(t *testing.T) {
+	mk := func(name string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, ca bool) (*x509.Certificate, *ecdsa.PrivateKey) {
+		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			IsCA: ca, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+		if parent == nil {
+			parent, parentKey = tmpl, key
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := x509.ParseCertificate(der)
+		return c, key
+	}
+	root, rootKey := mk("root", nil, nil, true)
+	inter, interKey := mk("inter", root, rootKey, true)
+	leaf, _ := mk("leaf", inter, interKey, false)
+	roots := x509.NewCertPool()
+	roots.AddCert(inter)
+	roots.AddCert(root)
+	chains, err := leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range completeChains(chains, []*x509.Certificate{inter, root}) {
+		if len(ch) != 3 || ch[2] != root {
+			t.Errorf("chain of %d certificates, want leaf, inter, root", len(ch))
+		}
+	}
+}
