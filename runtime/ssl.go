@@ -82,6 +82,9 @@ func cmdSetCert(c *Ctx) {
 			msg = fmt.Sprintf("The ongoing transaction is about '%s' but you are trying to set '%s'\n", path, base)
 		case errors.Is(err, certstore.ErrUnknownPath):
 			msg = "Can't replace a certificate which is not referenced by the configuration!\n"
+		case errors.Is(err, certstore.ErrBadOCSP):
+			// 2.6 puts no line break between the two messages.
+			msg = "Error reading OCSP response in base64 formatCan't load the payload\n"
 		case errors.Is(err, certstore.ErrNoKey):
 			msg = fmt.Sprintf("unable to load private key from file '%s'.\nCan't load the payload\n", base)
 		default:

@@ -13,6 +13,7 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -91,6 +92,7 @@ var (
 	ErrIncomplete  = errors.New("certificate or key missing")
 	ErrKeyMismatch = errors.New("private key does not match the certificate")
 	ErrBadPEM      = errors.New("invalid PEM payload")
+	ErrBadOCSP     = errors.New("OCSP response not in base64")
 )
 
 func keyMatches(leaf *x509.Certificate, key crypto.PrivateKey) bool {
@@ -480,7 +482,13 @@ func (s *Store) SetCert(name string, payload []byte) (path string, created bool,
 		}
 		n.Issuer = certs[0]
 	case ExtOCSP:
-		n.OCSP = append([]byte(nil), payload...)
+		// A payload gives the response in base64, line breaks allowed.
+		b64 := strings.NewReplacer("\r", "", "\n", "").Replace(string(payload))
+		der, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return n.Path, false, ErrBadOCSP
+		}
+		n.OCSP = der
 	case ExtSCTL:
 		// Go's TLS has no per-certificate SCT list to set; kept as is.
 	}
