@@ -1011,6 +1011,7 @@ func (p *Proxy) DelServer(s *Server) error {
 		tr.mu.Unlock()
 	}
 	fireServer(s, SrvEvDeleted)
+	s.releaseTLS()
 	p.updateBackendState()
 	return nil
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"crypto/tls"
+	"goha/core/certstore"
 	"goha/core/config"
 	"goha/core/sample"
 	"goha/core/stick"
@@ -13,7 +14,6 @@ import (
 
 	"goha/core/check"
 	"goha/core/diag"
-	"goha/core/tlsconf"
 	"goha/ring"
 )
 
@@ -68,9 +68,9 @@ type Bind struct {
 	Backlog int
 	Args    []string    // remaining keywords, for features that read them (ssl, ...)
 	tls     *tls.Config // `ssl` binds; built by checkTLS
-	// verify checks client certificates when the bind asks for them;
-	// set with tls, read-only after.
-	verify *tlsconf.ClientVerify
+	// certs are where the bind's certificates, CA files and CRLs come
+	// from, and how it verifies client certificates.
+	certs *bindCerts
 	// Listener counters (listener rows of show stat, only with option socket-stats).
 	Counters Counters
 }
@@ -528,7 +528,14 @@ type Observer interface {
 }
 
 // serverTLS holds the TLS configuration in force for a server; nil: plain.
-type serverTLS struct{ cfg atomic.Pointer[tls.Config] }
+type serverTLS struct {
+	cfg atomic.Pointer[tls.Config]
+	mu  sync.Mutex // guards used and store
+	// used are the certificate store's paths the configuration uses,
+	// released when it changes or the server is deleted.
+	used  []string
+	store *certstore.Store
+}
 
 // StatsSocket is one `stats socket` line of the global section.
 type StatsSocket struct {
@@ -541,13 +548,16 @@ type StatsSocket struct {
 type Global struct {
 	// SetVars are the global set-var and set-var-fmt lines, as their
 	// words ("set-var", "proc.x", "<expr>"), run in order at start-up.
-	SetVars                      []LineDef
-	NbThread                     int
-	MaxConn                      int
-	PidFile                      string
-	Daemon                       bool
-	UID, GID                     int    // identity taken after binding; 0 keeps the current one
-	CrtBase, CABase              string // directories of relative crt and ca-file/crl-file paths
+	SetVars         []LineDef
+	NbThread        int
+	MaxConn         int
+	PidFile         string
+	Daemon          bool
+	UID, GID        int    // identity taken after binding; 0 keeps the current one
+	CrtBase, CABase string // directories of relative crt and ca-file/crl-file paths
+	// Certs holds the certificates, CA and CRL files and crt-lists that
+	// binds and servers use; the runtime's ssl commands change it.
+	Certs                        *certstore.Store
 	SSLServerVerify              string // a server's verify when its line says none: "required" or "none"
 	Chroot                       string // directory the process roots itself in after binding
 	MasterWorker                 bool

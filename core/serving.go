@@ -41,7 +41,12 @@ func (b *Bind) TLS() *tls.Config { return b.tls }
 
 // ClientVerify checks client certificates for the bind; nil when it asks
 // for none.
-func (b *Bind) ClientVerify() *tlsconf.ClientVerify { return b.verify }
+func (b *Bind) ClientVerify() *tlsconf.ClientVerify {
+	if b.certs == nil {
+		return nil
+	}
+	return b.certs.current().verify
+}
 
 // TakeSlot counts one more stream on s unless it is at maxconn.
 func (s *Server) TakeSlot() bool {

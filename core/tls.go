@@ -5,11 +5,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"goha/core/certstore"
 	"goha/core/diag"
 	"goha/core/tlsconf"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -38,7 +38,7 @@ func init() {
 		setSSLArg(s, "verify", a[0])
 		return nil
 	}}
-	for _, kw := range []string{"ca-file", "crt"} {
+	for _, kw := range []string{"ca-file", "crt", "crl-file"} {
 		k := kw
 		kws[k] = serverKeyword{Args: 1, Parse: func(s *ServerConf, a []string) error {
 			// A relative path is read under crt-base or ca-base: the
@@ -52,6 +52,21 @@ func init() {
 	}
 	registerServerKeywords(kws)
 	registerPostCheck(checkTLS)
+	registerKeywords(
+		Keyword{Name: "ssl-load-extra-del-ext", Scope: scopeGlobal, Args: 0, Parse: func(c *kwCtx, _ []string) error {
+			c.g.certStore().DelExt = true
+			return nil
+		}},
+	)
+}
+
+// certStore returns the process's certificate store, creating it the
+// first time a keyword or a TLS setting needs it.
+func (g *Global) certStore() *certstore.Store {
+	if g.Certs == nil {
+		g.Certs = certstore.New()
+	}
+	return g.Certs
 }
 
 // sslSettings merges a server's ssl keywords over the global defaults.
@@ -129,44 +144,63 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 		if !ok {
 			return nil, fmt.Errorf("verify is enabled by default but no CA file specified. If you're running on a LAN where you're certain to trust the server's certificate, please set an explicit 'verify none' statement on the 'server' line, or use 'ssl-server-verify none' in the global section to disable server-side verifications by default.")
 		}
-		pem, err := os.ReadFile(g.caPath(ca))
-		if err != nil {
+		st := g.certStore()
+		caPath := g.caPath(ca)
+		if _, err := st.LoadFile(certstore.KindCA, caPath); err != nil {
 			return nil, fmt.Errorf("unable to load CA file '%s'", ca)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("unable to load CA file '%s'", ca)
+		// The chain is checked against the CA file as committed at the
+		// time of the handshake, so that `commit ssl ca-file` applies to
+		// the next connection.
+		host := m["verifyhost"]
+		if _, ok := m["no-verifyhost"]; ok {
+			host = ""
 		}
-		c.RootCAs = pool
-		if h, ok := m["verifyhost"]; ok {
-			c.ServerName = h
+		crlPath := ""
+		if crl, ok := m["crl-file"]; ok {
+			crlPath = g.caPath(crl)
+			if _, err := st.LoadFile(certstore.KindCRL, crlPath); err != nil {
+				return nil, fmt.Errorf("unable to load CRL file '%s'", crl)
+			}
 		}
-		if _, ok := m["no-verifyhost"]; ok || c.ServerName == "" {
-			// Verify the chain, not the name, as HAProxy does without
-			// verifyhost and without an SNI.
-			c.InsecureSkipVerify = true
-			c.VerifyConnection = func(cs tls.ConnectionState) error {
-				opts := x509.VerifyOptions{Roots: pool, Intermediates: x509.NewCertPool()}
-				for _, ic := range cs.PeerCertificates[1:] {
-					opts.Intermediates.AddCert(ic)
-				}
-				if len(cs.PeerCertificates) == 0 {
-					return errors.New("no server certificate")
-				}
-				_, err := cs.PeerCertificates[0].Verify(opts)
+		c.InsecureSkipVerify = true
+		c.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("no server certificate")
+			}
+			f := st.File(certstore.KindCA, caPath)
+			if f == nil {
+				return errors.New("CA file removed")
+			}
+			opts := x509.VerifyOptions{Roots: f.Pool(), Intermediates: x509.NewCertPool(), DNSName: host}
+			for _, ic := range cs.PeerCertificates[1:] {
+				opts.Intermediates.AddCert(ic)
+			}
+			chains, err := cs.PeerCertificates[0].Verify(opts)
+			if err != nil || crlPath == "" {
 				return err
 			}
+			var crls []*x509.RevocationList
+			if l := st.File(certstore.KindCRL, crlPath); l != nil {
+				crls = l.CRLs
+			}
+			return tlsconf.CheckCRLs(crls)(nil, completeChains(chains, f.Certs))
 		}
 	}
 	if crt, ok := m["crt"]; ok {
-		cert, err := tls.LoadX509KeyPair(g.crtPath(crt), g.crtPath(crt))
-		if err != nil {
+		st := g.certStore()
+		p := g.crtPath(crt)
+		if _, err := st.LoadCert(p); err != nil {
 			return nil, fmt.Errorf("unable to load certificate '%s': %v", crt, err)
 		}
-		c.Certificates = []tls.Certificate{cert}
-		// OpenSSL sends its certificate whatever CAs the server names;
-		// crypto/tls would send none when its issuer is not one of them.
-		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+		// The client certificate is read at each handshake, so that
+		// `commit ssl cert` applies to the next server connection.
+		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			if e := st.Cert(p); e != nil && e.TLS() != nil {
+				return e.TLS(), nil
+			}
+			return &tls.Certificate{}, nil
+		}
 	}
 	if sni, ok := m["sni"]; ok {
 		if v, ok := strings.CutPrefix(sni, "str("); ok && strings.HasSuffix(v, ")") {
@@ -184,7 +218,7 @@ func (s *Server) buildTLS(g *Global) (*tls.Config, error) {
 		c.CipherSuites = ids
 	}
 	if _, off := m["no-ssl-reuse"]; !off {
-		c.ClientSessionCache = tls.NewLRUClientSessionCache(64)
+		c.ClientSessionCache = &storeSessionCache{store: g.certStore()}
 	}
 	return c, nil
 }
@@ -212,6 +246,7 @@ func (s *Server) RefreshTLS(g *Global) error {
 	}
 	if s.UseSSL() != 1 {
 		s.tls.cfg.Store(nil)
+		s.tls.setUsed(g.Certs, nil)
 		return nil
 	}
 	c, err := s.buildTLS(g)
@@ -219,16 +254,59 @@ func (s *Server) RefreshTLS(g *Global) error {
 		return err
 	}
 	s.tls.cfg.Store(c)
+	m := sslSettings(g, s.SSLArgs)
+	var used []string
+	if v, ok := m["crt"]; ok {
+		used = append(used, g.crtPath(v))
+	}
+	for _, k := range []string{"ca-file", "crl-file"} {
+		if v, ok := m[k]; ok {
+			used = append(used, g.caPath(v))
+		}
+	}
+	s.tls.setUsed(g.Certs, used)
 	return nil
+}
+
+// setUsed records the store paths a server's TLS configuration uses, so
+// that `show ssl cert` says which files are in use and `del ssl cert`
+// refuses them.
+func (t *serverTLS) setUsed(st *certstore.Store, used []string) {
+	if st == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range used {
+		st.Use(p)
+	}
+	for _, p := range t.used {
+		st.Release(p)
+	}
+	t.used, t.store = used, st
+}
+
+// releaseTLS gives back what the server used of the certificate store,
+// when it is deleted.
+func (s *Server) releaseTLS() {
+	if s.tls == nil {
+		return
+	}
+	s.tls.mu.Lock()
+	st := s.tls.store
+	s.tls.mu.Unlock()
+	s.tls.setUsed(st, nil)
 }
 
 // checkTLS validates every server's and bind's TLS settings at load time.
 func checkTLS(b *builder) {
+	b.cfg.Global.certStore()
 	for _, p := range b.cfg.Proxies {
 		for _, s := range p.Servers {
 			if s.SSL == 1 {
 				if _, err := s.buildTLS(&b.cfg.Global); err != nil {
 					b.d.Alertf(s.Pos, "'server %s/%s' : %v", p.Name, s.Name, err)
+					continue
 				}
 			}
 		}
@@ -265,12 +343,9 @@ func bindHasSSL(b *Bind) bool {
 func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
 	args := append(append([]string(nil), g.SSLDefaultBindOptions...), b.Args...)
-	var crts []crtEntry
+	st := g.certStore()
+	sel := &bindCerts{store: st}
 	disabled := map[uint16]bool{}
-	strictSNI := false
-	var crls []*x509.RevocationList
-	var roots []*x509.Certificate
-	cv := &tlsconf.ClientVerify{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		val := func() string {
@@ -282,18 +357,15 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 		}
 		switch a {
 		case "crt":
-			crts = append(crts, crtEntry{path: g.crtPath(val())})
+			if err := sel.addCrt(st, g.crtPath(val())); err != nil {
+				return nil, err
+			}
 		case "crt-list":
 			path := val()
-			data, err := os.ReadFile(g.crtPath(path))
-			if err != nil {
-				return nil, fmt.Errorf("unable to load crt-list '%s'", path)
+			if _, err := st.LoadCrtList(g.crtPath(path), g.CrtBase, g.CABase); err != nil {
+				return nil, fmt.Errorf("unable to load crt-list '%s': %v", path, err)
 			}
-			for _, ln := range strings.Split(string(data), "\n") {
-				if f := strings.Fields(ln); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-					crts = append(crts, crtEntry{path: g.crtPath(f[0]), filters: tlsconf.SNIFilters(f[1:])})
-				}
-			}
+			sel.srcs = append(sel.srcs, certSource{list: g.crtPath(path)})
 		case "ssl-min-ver", "ssl-max-ver":
 			v, err := tlsconf.ParseVersion(a, val())
 			if err != nil {
@@ -308,29 +380,28 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			c.NextProtos = strings.Split(val(), ",")
 		case "ca-file", "ca-verify-file":
 			path := val()
-			pem, err := os.ReadFile(g.caPath(path))
-			pool := x509.NewCertPool()
-			if err != nil || !pool.AppendCertsFromPEM(pem) {
+			if _, err := st.LoadFile(certstore.KindCA, g.caPath(path)); err != nil {
 				return nil, fmt.Errorf("unable to load CA file '%s'", path)
 			}
 			// ca-verify-file's CAs verify clients without being named
 			// to them in the certificate request.
 			if a == "ca-file" {
-				c.ClientCAs = pool
+				sel.caFile = g.caPath(path)
+			} else {
+				sel.caVerifyFile = g.caPath(path)
 			}
-			roots = append(roots, tlsconf.ParseCerts(pem)...)
 		case "ca-ignore-err":
 			all, set, err := tlsconf.ParseIgnoreErr(a, val())
 			if err != nil {
 				return nil, err
 			}
-			cv.IgnoreCAAll, cv.IgnoreCA = all, set
+			sel.ignore.IgnoreCAAll, sel.ignore.IgnoreCA = all, set
 		case "crt-ignore-err":
 			all, set, err := tlsconf.ParseIgnoreErr(a, val())
 			if err != nil {
 				return nil, err
 			}
-			cv.IgnoreCrtAll, cv.IgnoreCrt = all, set
+			sel.ignore.IgnoreCrtAll, sel.ignore.IgnoreCrt = all, set
 		case "verify":
 			switch val() {
 			case "none":
@@ -357,14 +428,13 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 		case "no-tls-tickets":
 			c.SessionTicketsDisabled = true
 		case "strict-sni":
-			strictSNI = true
+			sel.strict = true
 		case "crl-file":
 			path := val()
-			l, err := tlsconf.LoadCRLs(g.caPath(path))
-			if err != nil {
-				return nil, err
+			if _, err := st.LoadFile(certstore.KindCRL, g.caPath(path)); err != nil {
+				return nil, fmt.Errorf("unable to load CRL file '%s'", g.caPath(path))
 			}
-			crls = append(crls, l...)
+			sel.crlFiles = append(sel.crlFiles, g.caPath(path))
 		case "no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13":
 			disabled[tlsconf.BindVersions[a[3:]]] = true
 		case "force-tlsv10", "force-tlsv11", "force-tlsv12", "force-tlsv13":
@@ -391,85 +461,25 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			c.CipherSuites = ids
 		}
 	}
-	var filtered []int // per certificate, its entry in crts
-	for ei, ent := range crts {
-		crt := ent.path
-		files := []string{crt}
-		if fi, err := os.Stat(crt); err == nil && fi.IsDir() {
-			ents, _ := os.ReadDir(crt)
-			files = nil
-			for _, e := range ents {
-				if !e.IsDir() && !strings.HasSuffix(e.Name(), ".key") && !strings.HasSuffix(e.Name(), ".ocsp") && !strings.HasSuffix(e.Name(), ".issuer") {
-					files = append(files, filepath.Join(crt, e.Name()))
-				}
-			}
-			sort.Strings(files)
-		}
-		for _, f := range files {
-			key := f
-			if _, err := os.Stat(f + ".key"); err == nil {
-				key = f + ".key"
-			}
-			cert, err := tls.LoadX509KeyPair(f, key)
-			if err != nil {
-				return nil, fmt.Errorf("unable to load SSL certificate file '%s' file does not exist.", f)
-			}
-			c.Certificates = append(c.Certificates, cert)
-			filtered = append(filtered, ei)
-		}
-	}
-	if len(c.Certificates) == 0 {
+	if len(sel.srcs) == 0 {
 		return nil, fmt.Errorf("'ssl' : missing certificate")
 	}
-	// The first certificate is the default; Go picks among the others by
-	// the client's SNI against each leaf's names.
-	b.verify = nil
-	if c.ClientAuth != tls.NoClientCert {
-		if len(roots) == 0 {
-			return nil, errNoCAFile
-		}
-		// crypto/tls would stop at the first error; the verification is
-		// goha's so that crt-ignore-err and ca-ignore-err can let a
-		// client through and ssl_c_verify tell why.
-		cv.Roots, cv.CRLs = roots, crls
-		if c.ClientAuth == tls.RequireAndVerifyClientCert {
-			c.ClientAuth = tls.RequireAnyClientCert
-		} else {
-			c.ClientAuth = tls.RequestClientCert
-		}
-		c.VerifyPeerCertificate = cv.Check
-		b.verify = cv
+	if c.ClientAuth != tls.NoClientCert && sel.caFile == "" && sel.caVerifyFile == "" {
+		return nil, errNoCAFile
 	}
-	if strictSNI || hasFilters(crts) {
-		filters := make([][]string, len(filtered))
-		for i, ei := range filtered {
-			filters[i] = crts[ei].filters
-		}
-		c.GetCertificate = tlsconf.SelectBySNI(c.Certificates, filters, strictSNI)
-		c.Certificates = nil
+	sel.base = c
+	if sel.caFile != "" {
+		c.ClientCAs = st.File(certstore.KindCA, sel.caFile).Pool()
 	}
+	c.GetConfigForClient = sel.configFor
+	sel.markUsed(fmt.Sprintf("%s:%d", b.Pos.File, b.Pos.Line))
+	b.certs = sel
 	return c, nil
 }
 
 // errNoCAFile is a bind that verifies clients without a CA to verify
 // them against.
 var errNoCAFile = errors.New("verify is enabled but no CA file specified")
-
-// crtEntry is a certificate (file or directory) a bind loads, with the
-// SNI names its crt-list line restricts it to.
-type crtEntry struct {
-	path    string
-	filters []string
-}
-
-func hasFilters(crts []crtEntry) bool {
-	for _, e := range crts {
-		if len(e.filters) > 0 {
-			return true
-		}
-	}
-	return false
-}
 
 // crtPath and caPath put a relative certificate or CA path under crt-base
 // or ca-base, as HAProxy reads them.
