@@ -41,6 +41,19 @@ func (b *Bind) TLS() *tls.Config { return b.tls }
 
 // ClientVerify checks client certificates for the bind; nil when it asks
 // for none.
+// Certificate is the certificate the bind serves a client asking for
+// serverName, as its certificates are now.
+func (b *Bind) Certificate(serverName string) *tls.Certificate {
+	if b.certs == nil {
+		return nil
+	}
+	in, err := b.certs.current().pickInst(&tls.ClientHelloInfo{ServerName: serverName}, b.certs.strict)
+	if err != nil {
+		return nil
+	}
+	return in.cert
+}
+
 func (b *Bind) ClientVerify() *tlsconf.ClientVerify {
 	if b.certs == nil {
 		return nil

@@ -384,11 +384,3 @@ func completeChains(chains [][]*x509.Certificate, cas []*x509.Certificate) [][]*
 	}
 	return out
 }
-
-// checkCRLs is tlsconf.CheckCRLs on chains completed from cas.
-func checkCRLs(crls []*x509.RevocationList, cas func() []*x509.Certificate) func([][]byte, [][]*x509.Certificate) error {
-	check := tlsconf.CheckCRLs(crls)
-	return func(raw [][]byte, chains [][]*x509.Certificate) error {
-		return check(raw, completeChains(chains, cas()))
-	}
-}

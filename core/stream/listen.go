@@ -82,6 +82,10 @@ func (proc *Process) Run() error {
 		proc.idle = pk
 		proc.OnStop(pk.closeAll)
 	}
+	// Nothing is accepted before every bind is open, as in HAProxy: a
+	// server that is one of the process's own UNIX binds must be there
+	// for the first request a TCP bind takes.
+	proc.holdAccepts()
 	for _, p := range proc.proxies {
 		if !p.IsFrontend() || p.Disabled {
 			continue
@@ -89,6 +93,7 @@ func (proc *Process) Run() error {
 		for _, b := range p.Binds {
 			for _, a := range b.Addrs {
 				if err := proc.listen(p, b, a); err != nil {
+					proc.releaseAccepts()
 					proc.closeListeners()
 					proc.closeUnadopted()
 					return fmt.Errorf("Starting frontend %s: cannot bind socket (%v) [%s]", p.Name, err, b.Addr)
@@ -96,6 +101,7 @@ func (proc *Process) Run() error {
 			}
 		}
 	}
+	proc.releaseAccepts()
 	proc.closeUnadopted()
 	proc.OnStop(proc.closeListeners)
 	if err := proc.startPeers(); err != nil {
@@ -310,9 +316,34 @@ func (proc *Process) addListener(l *listener) {
 		proc.bindResv[l.bind] = l.bindResv
 	}
 	proc.listeners = append(proc.listeners, l)
+	hold := proc.holding
+	if hold {
+		proc.held = append(proc.held, l)
+	}
 	proc.lmu.Unlock()
 	proc.active.Add(1)
-	go proc.acceptLoop(l)
+	if !hold {
+		go proc.acceptLoop(l)
+	}
+}
+
+// holdAccepts makes the accept loops of the listeners opened from now on
+// wait for releaseAccepts.
+func (proc *Process) holdAccepts() {
+	proc.lmu.Lock()
+	proc.holding = true
+	proc.lmu.Unlock()
+}
+
+// releaseAccepts starts the accept loops holdAccepts held.
+func (proc *Process) releaseAccepts() {
+	proc.lmu.Lock()
+	held := proc.held
+	proc.held, proc.holding = nil, false
+	proc.lmu.Unlock()
+	for _, l := range held {
+		go proc.acceptLoop(l)
+	}
 }
 
 func (proc *Process) closeListeners() {

@@ -58,8 +58,12 @@ type Process struct {
 	StartupLogs *ring.Ring
 
 	pools     *pool.Set[*srvConn]
-	lmu       sync.Mutex // guards listeners, adopted, adoptedUsed and handedOver
+	lmu       sync.Mutex // guards listeners, adopted, adoptedUsed, handedOver and held
 	listeners []*listener
+	// held are listeners whose accept loops wait for every bind of the
+	// start-up to be open (see Run); nil when they start at once.
+	held    []*listener
+	holding bool
 	// adopted are listening sockets taken from an old process (Adopt),
 	// until a bind takes them; adoptedUsed counts those taken.
 	adopted     []*os.File

@@ -407,25 +407,10 @@ func (ss *sampleStream) bind() *core.Bind {
 func (ss *sampleStream) FrontCertificate() *x509.Certificate {
 	cs := ss.TLSState()
 	b := ss.bind()
-	if cs == nil || b == nil || b.TLS() == nil {
+	if cs == nil || b == nil {
 		return nil
 	}
-	cfg := b.TLS()
-	var crt *tls.Certificate
-	if cfg.GetCertificate != nil {
-		crt, _ = cfg.GetCertificate(&tls.ClientHelloInfo{ServerName: cs.ServerName})
-	}
-	if crt == nil && len(cfg.Certificates) > 0 {
-		crt = &cfg.Certificates[0]
-		if cs.ServerName != "" {
-			for i := range cfg.Certificates {
-				if l := leafOf(&cfg.Certificates[i]); l != nil && l.VerifyHostname(cs.ServerName) == nil {
-					crt = &cfg.Certificates[i]
-					break
-				}
-			}
-		}
-	}
+	crt := b.Certificate(cs.ServerName)
 	if crt == nil {
 		return nil
 	}
