@@ -427,6 +427,9 @@ type Config struct {
 	HTTPErrors map[string]*HTTPErrorsSection
 	// Userlists are the userlist sections, in declaration order.
 	Userlists []*Userlist
+	// Programs are the program sections, in declaration order: what a
+	// master starts next to its worker.
+	Programs []*Program
 
 	// ParseAlerts counts the alerts raised while reading sections, before
 	// validation (HAProxy then says "Error(s) found in configuration file").
