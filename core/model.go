@@ -583,6 +583,10 @@ type Global struct {
 	IdlePoolNoShare bool
 	PoolLowFDRatio  int
 	PoolHighFDRatio int
+
+	// NoExitOnFailure (master-worker no-exit-on-failure): a failing
+	// program does not make the master stop everything.
+	NoExitOnFailure bool
 }
 
 // PeersSection is a parsed `peers` section.

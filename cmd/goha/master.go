@@ -125,6 +125,8 @@ type master struct {
 	progs    []*program // the programs of the current configuration
 	oldProgs []*program // programs a reload replaced, still running
 	exitCode int        // the status of the first program that failed, for the master's own
+
+	noExitOnFailure bool // master-worker no-exit-on-failure
 }
 
 // startupLog keeps what the last (re)load printed, master and new worker
@@ -161,7 +163,7 @@ func (l *startupLog) String() string {
 func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 	m := &master{pid: os.Getpid(), start: time.Now(), logOut: stderr, args: os.Args[1:],
 		notify: o.systemd, exits: make(chan workerExit, 8), reloadReq: make(chan struct{}, 1),
-		progExits: make(chan programExit, 8), opts: o,
+		progExits: make(chan programExit, 8), opts: o, noExitOnFailure: cfg.Global.NoExitOnFailure,
 		logs: &startupLog{}}
 	exe, err := os.Executable()
 	if err != nil {

@@ -154,7 +154,7 @@ func (m *master) programExited(ex programExit) bool {
 		return false
 	}
 	m.alertf("Current program '%s' (%d) exited with code %d (%s)", ex.p.name, ex.p.pid, ex.st, statusText(ex.st))
-	if ex.st != 0 && ex.st != 130 && ex.st != 143 {
+	if ex.st != 0 && ex.st != 130 && ex.st != 143 && !m.noExitOnFailure {
 		m.alertf("exit-on-failure: killing every processes with SIGTERM")
 		m.mu.Lock()
 		if m.exitCode == 0 {
