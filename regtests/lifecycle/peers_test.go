@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,5 +68,36 @@ backend st
 		if !has(out) {
 			t.Fatalf("show table st after reload %d:\n%s", i+1, out)
 		}
+	}
+}
+
+// TestHandOverStickTables: the same hand-off without a master, from one
+// goha to the next with -x and -sf.
+func TestHandOverStickTables(t *testing.T) {
+	dir := t.TempDir()
+	port, pport := harness.FreePort(t), harness.FreePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cfg := func(body string) string {
+		return config(dir, port, body, "    localpeer lp\n") + fmt.Sprintf(`
+peers mypeers
+    peer lp 127.0.0.1:%d
+
+backend st
+    stick-table type string len 32 size 100 expire 10m store gpc0 peers mypeers
+`, pport)
+	}
+	goha := bin.Path(t, "goha")
+	p := harness.StartArgs(t, goha, nil, cfg("one"))
+	waitBody(t, addr, "one")
+	sock := filepath.Join(dir, "stats.sock")
+	harness.MustSocket(t, sock, "set table st key alpha data.gpc0 7")
+	for _, body := range []string{"two", "three"} {
+		next := harness.StartArgs(t, goha, []string{"-x", sock, "-sf", strconv.Itoa(p.PID())}, cfg(body))
+		waitExited(t, p)
+		waitBody(t, addr, body)
+		if out := harness.MustSocket(t, sock, "show table st"); !strings.Contains(out, " key=alpha ") || !strings.Contains(out, " gpc0=7") {
+			t.Fatalf("show table st after the hand-over to %s:\n%s\n%s", body, out, next.Output())
+		}
+		p = next
 	}
 }
