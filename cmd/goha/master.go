@@ -218,16 +218,18 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 		syscall.SIGTTOU, syscall.SIGTTIN)
 	defer signal.Stop(sigs)
 
-	w, err := m.startWorker("")
-	if err != nil {
-		m.alertf("cannot start a worker: %v", err)
-		return 1
-	}
-	m.noticef("New worker (%d) forked", w.pid)
+	// The programs first, as HAProxy's master forks them.
 	progs, _ := m.startPrograms(cfg.Programs, nil)
 	m.mu.Lock()
 	m.progs = progs
 	m.mu.Unlock()
+	w, err := m.startWorker("")
+	if err != nil {
+		m.alertf("cannot start a worker: %v", err)
+		m.signalAll(syscall.SIGTERM)
+		return 1
+	}
+	m.noticef("New worker (%d) forked", w.pid)
 	m.noticef("Loading success.")
 
 	for _, ln := range clis {
