@@ -28,6 +28,7 @@ type builder struct {
 	// read: either way a later localpeer line does not change it.
 	localPeerSet, peersSeen bool
 	dontFail                bool // -dr
+	masterWorker            bool // -W or -Ws
 	aborted                 bool // an error after which HAProxy reads no further (abortErr)
 }
 
@@ -69,11 +70,14 @@ type BuildOptions struct {
 	// ResolveDontFail (-dr): a server whose name does not resolve at
 	// start-up waits in maintenance, with a warning, instead of failing.
 	ResolveDontFail bool
+	// MasterWorker (-W, -Ws): the process runs under a master, which
+	// program sections need.
+	MasterWorker bool
 }
 
 // BuildWith is Build with the command line's options.
 func BuildWith(sections []config.Section, d *diag.Collector, o BuildOptions) *Config {
-	b := &builder{cfg: &Config{Global: defaultGlobal(), Defaults: map[string]*Proxy{}}, d: d, localPeer: o.LocalPeer, dontFail: o.ResolveDontFail}
+	b := &builder{cfg: &Config{Global: defaultGlobal(), Defaults: map[string]*Proxy{}}, d: d, localPeer: o.LocalPeer, dontFail: o.ResolveDontFail, masterWorker: o.MasterWorker}
 	b.localPeerSet = b.localPeer != ""
 	if b.localPeer == "" {
 		b.localPeer, _ = os.Hostname()

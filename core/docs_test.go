@@ -178,3 +178,19 @@ func TestUserlistKeywordsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestProgramKeywordsDocumented: each program keyword has a row in
+// docs/configuration.md's program table.
+func TestProgramKeywordsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, _ := strings.Cut(string(doc), "\n## program\n")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	for _, kw := range programKeywords {
+		if !strings.Contains(sec, "\n| `"+kw+"` |") {
+			t.Errorf("program keyword '%s' has no row in docs/configuration.md", kw)
+		}
+	}
+}

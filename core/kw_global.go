@@ -84,6 +84,7 @@ var globalKeywords = []Keyword{
 			return errf("'master-worker' only supports 'no-exit-on-failure' option.")
 		}
 		c.g.MasterWorker = true
+		c.g.NoExitOnFailure = len(args) > 0
 		return nil
 	}},
 	{Name: "quiet", Scope: scopeGlobal, Args: 0, Parse: setFlag(func(c *kwCtx) *bool { return &c.g.Quiet })},

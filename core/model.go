@@ -432,6 +432,9 @@ type Config struct {
 	HTTPErrors map[string]*HTTPErrorsSection
 	// Userlists are the userlist sections, in declaration order.
 	Userlists []*Userlist
+	// Programs are the program sections, in declaration order: what a
+	// master starts next to its worker.
+	Programs []*Program
 
 	// ParseAlerts counts the alerts raised while reading sections, before
 	// validation (HAProxy then says "Error(s) found in configuration file").
@@ -595,6 +598,10 @@ type Global struct {
 	IdlePoolNoShare bool
 	PoolLowFDRatio  int
 	PoolHighFDRatio int
+
+	// NoExitOnFailure (master-worker no-exit-on-failure): a failing
+	// program does not make the master stop everything.
+	NoExitOnFailure bool
 }
 
 // PeersSection is a parsed `peers` section.

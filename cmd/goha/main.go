@@ -183,7 +183,7 @@ func loadConfig(o *options) (*stream.Process, *diag.Collector) {
 		}
 		return nil, d
 	}
-	cfg := core.BuildWith(sections, d, core.BuildOptions{LocalPeer: o.localPeer, MaxConn: o.maxConn, ResolveDontFail: o.resolveDontFail})
+	cfg := core.BuildWith(sections, d, core.BuildOptions{LocalPeer: o.localPeer, MaxConn: o.maxConn, ResolveDontFail: o.resolveDontFail, MasterWorker: o.master})
 	if cfg.ParseAlerts > 0 {
 		for _, f := range files {
 			d.Add(diag.Diag{Sev: diag.Alert, Msg: "Error(s) found in configuration file : " + f})

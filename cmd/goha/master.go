@@ -111,15 +111,22 @@ type master struct {
 	sockDir   string
 	notify    bool // -Ws: tell systemd through $NOTIFY_SOCKET
 	exits     chan workerExit
+	progExits chan programExit
 	reloadReq chan struct{} // `reload` on the master CLI
+	opts      *options      // the command line, to read the programs again on a reload
 
-	mu      sync.Mutex // guards following fields
-	cur     *worker    // the worker serving
-	old     []*worker  // workers finishing after a reload, oldest first
-	seq     int        // numbers the workers' private sockets
-	reloads int        // reloads asked for
-	failed  int        // reloads whose new worker did not start
-	logs    *startupLog
+	mu       sync.Mutex // guards following fields
+	cur      *worker    // the worker serving
+	old      []*worker  // workers finishing after a reload, oldest first
+	seq      int        // numbers the workers' private sockets
+	reloads  int        // reloads asked for
+	failed   int        // reloads whose new worker did not start
+	logs     *startupLog
+	progs    []*program // the programs of the current configuration
+	oldProgs []*program // programs a reload replaced, still running
+	exitCode int        // the status of the first program that failed, for the master's own
+
+	noExitOnFailure bool // master-worker no-exit-on-failure
 }
 
 // startupLog keeps what the last (re)load printed, master and new worker
@@ -156,6 +163,7 @@ func (l *startupLog) String() string {
 func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 	m := &master{pid: os.Getpid(), start: time.Now(), logOut: stderr, args: os.Args[1:],
 		notify: o.systemd, exits: make(chan workerExit, 8), reloadReq: make(chan struct{}, 1),
+		progExits: make(chan programExit, 8), opts: o, noExitOnFailure: cfg.Global.NoExitOnFailure,
 		logs: &startupLog{}}
 	exe, err := os.Executable()
 	if err != nil {
@@ -210,9 +218,15 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 		syscall.SIGTTOU, syscall.SIGTTIN)
 	defer signal.Stop(sigs)
 
+	// The programs first, as HAProxy's master forks them.
+	progs, _ := m.startPrograms(cfg.Programs, nil)
+	m.mu.Lock()
+	m.progs = progs
+	m.mu.Unlock()
 	w, err := m.startWorker("")
 	if err != nil {
 		m.alertf("cannot start a worker: %v", err)
+		m.signalAll(syscall.SIGTERM)
 		return 1
 	}
 	m.noticef("New worker (%d) forked", w.pid)
@@ -268,6 +282,10 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 				m.signalAll(sig)
 			}
 			pending = nil
+		case ex := <-m.progExits:
+			if m.programExited(ex) {
+				m.signalAll(syscall.SIGTERM)
+			}
 		case ex := <-m.exits:
 			m.mu.Lock()
 			current := ex.w == m.cur
@@ -299,6 +317,11 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 			if st == 128+int(syscall.SIGTERM) {
 				st = 0
 			}
+			m.mu.Lock()
+			if m.exitCode != 0 {
+				st = m.exitCode
+			}
+			m.mu.Unlock()
 			if m.notify {
 				sdNotify("STOPPING=1")
 			}
@@ -308,14 +331,20 @@ func runMaster(o *options, cfg *core.Config, stderr io.Writer) int {
 	}
 }
 
-// signalAll sends sig to every worker, old ones included.
+// signalAll sends sig to every worker and program, old ones included.
 func (m *master) signalAll(sig os.Signal) {
 	m.mu.Lock()
 	ws := append([]*worker{m.cur}, m.old...)
+	ps := append(append([]*program(nil), m.progs...), m.oldProgs...)
 	m.mu.Unlock()
 	for _, w := range ws {
 		if w != nil {
 			w.cmd.Process.Signal(sig)
+		}
+	}
+	for _, p := range ps {
+		if p.cmd != nil {
+			p.cmd.Process.Signal(sig)
 		}
 	}
 }
@@ -367,6 +396,7 @@ func (m *master) reload() {
 	m.mu.Unlock()
 	prev.cmd.Process.Signal(syscall.SIGUSR1)
 	m.noticef("New worker (%d) forked", w.pid)
+	m.reloadPrograms()
 	m.noticef("Loading success.")
 	if m.notify {
 		sdNotify("READY=1")
@@ -380,6 +410,10 @@ func (m *master) waitStarted(w *worker) bool {
 	deadline := time.Now().Add(reloadWait)
 	for time.Now().Before(deadline) {
 		select {
+		case ex := <-m.progExits:
+			if m.programExited(ex) {
+				m.signalAll(syscall.SIGTERM)
+			}
 		case ex := <-m.exits:
 			if ex.w == w {
 				return false
@@ -538,7 +572,8 @@ func statusText(st int) string {
 		case "SIGSEGV":
 			return "Segmentation fault"
 		}
-		return s
+		// strsignal(3)'s words, which Go's are in lower case.
+		return capitalize(syscall.Signal(st - 128).String())
 	}
 	return "Exit"
 }
@@ -900,7 +935,7 @@ func (m *master) showProc(w io.Writer) {
 			fmt.Fprintf(w, "%-15d %-15s %-15d %-15s %s\n", o.pid, "worker", o.reloads, uptime(time.Since(o.start)), core.Version)
 		}
 	}
-	fmt.Fprintf(w, "# programs\n")
+	m.showPrograms(w)
 }
 
 // uptime renders a duration as 0d00h00m03s.

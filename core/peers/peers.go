@@ -93,6 +93,10 @@ type Config struct {
 	// when set, is its TLS (bind ... ssl).
 	Listener  net.Listener
 	ListenTLS *tls.Config
+	// LocalAddr is the local peer's address. A process that took the
+	// listening socket over listens there: HandOff teaches it the tables.
+	// "": no hand-off.
+	LocalAddr string
 }
 
 // Shared is a table and the name the protocol gives it.
@@ -198,7 +202,7 @@ func (p *Peers) acceptLoop() {
 	for {
 		c, err := p.cfg.Listener.Accept()
 		if err != nil {
-			if p.stopped() {
+			if p.stopped() || errors.Is(err, net.ErrClosed) {
 				return
 			}
 			var ne net.Error
@@ -265,7 +269,9 @@ func (p *Peers) accepted(c net.Conn) {
 		return
 	}
 	from, _, _ := strings.Cut(l3, " ")
-	if _, ok := p.remote(from); !ok {
+	// The local peer's own name comes from the process this one
+	// replaced, teaching its tables (HandOff).
+	if _, ok := p.remote(from); !ok && from != p.cfg.LocalName {
 		reply(statusErrPeer)
 		c.Close()
 		return
@@ -365,7 +371,9 @@ func (p *Peers) run(name string, c net.Conn, br *bufio.Reader, accepted bool) {
 		p.learning = name
 	}
 	p.mu.Unlock()
-	s.serve(learn)
+	// The previous process teaches without being asked, as HAProxy's
+	// does: a lesson from the local peer counts as requested.
+	s.serve(learn && name != p.cfg.LocalName)
 	p.mu.Lock()
 	if p.sessions[name] == s {
 		delete(p.sessions, name)
@@ -374,6 +382,76 @@ func (p *Peers) run(name string, c net.Conn, br *bufio.Reader, accepted bool) {
 		p.learning = ""
 	}
 	p.mu.Unlock()
+}
+
+// Listener is the local peer's listening socket, nil when none.
+func (p *Peers) Listener() net.Listener { return p.cfg.Listener }
+
+// HandOff teaches the tables to the process that took over the local
+// peer's listening socket, as HAProxy's old process does on a soft stop:
+// it stops accepting, connects to the local peer's address under the
+// local peer's name, pushes every entry, ends with a resync-finished and
+// waits for the new process's confirmation. It gives up at d, or when no
+// process answers there.
+func (p *Peers) HandOff(d time.Duration) bool {
+	if p.cfg.LocalAddr == "" || len(p.cfg.Tables) == 0 {
+		return false
+	}
+	if p.cfg.Listener != nil {
+		// The socket stays open in the process that took it: ours is
+		// only a duplicate, and our own connection must reach that one.
+		p.cfg.Listener.Close()
+	}
+	deadline := time.Now().Add(d)
+	for !p.stopped() && time.Now().Before(deadline) {
+		ok, retry := p.teachLocal(deadline)
+		if ok || !retry {
+			return ok
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+// teachLocal runs one hand-off session; retry says whether another
+// attempt may succeed (the new process answered "try again", or the
+// session broke).
+func (p *Peers) teachLocal(deadline time.Time) (ok, retry bool) {
+	c, err := net.DialTimeout("tcp", p.cfg.LocalAddr, time.Until(deadline))
+	if err != nil {
+		// Nobody listens: no process took over.
+		return false, false
+	}
+	defer c.Close()
+	c.SetDeadline(deadline)
+	fmt.Fprintf(c, "%s 2.1\n%s\n%s %d 1\n", protoName, p.cfg.LocalName, p.cfg.LocalName, os.Getpid())
+	br := bufio.NewReader(c)
+	st, err := br.ReadString('\n')
+	if err != nil {
+		return false, true
+	}
+	if code := strings.TrimSpace(st); code != strconv.Itoa(statusSuccess) {
+		return false, code == strconv.Itoa(statusTryAgain)
+	}
+	s := newSession(p, p.cfg.LocalName, c, br)
+	s.confirmed = make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- s.readLoop() }()
+	s.pushAll()
+	s.control(ctrlResyncFinished)
+	if s.flush() {
+		select {
+		case <-s.confirmed:
+			ok = true
+		case <-done:
+			c.Close()
+			return false, true
+		case <-p.stop:
+		}
+	}
+	c.Close()
+	<-done
+	return ok, !ok
 }
 
 // learnt records that a peer finished teaching the tables.

@@ -47,6 +47,51 @@ func TestTwoPeers(t *testing.T) {
 	t.Fatal("the update did not reach the other peer")
 }
 
+// A stopping process teaches its tables to the one that took the local
+// peer's socket over, connecting under the local peer's own name; with
+// nobody listening there, HandOff gives up at once.
+func TestHandOff(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup, err := net.FileListener(tf)
+	tf.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	told, tnew := testTable(), testTable()
+	now := stick.Now()
+	e := told.Get([]byte("alice"), now)
+	told.Add(e, stick.GPC0, 0, 7, now)
+	told.Release(e, now, true)
+	old := Start(Config{Section: "s", LocalName: "lp", Listener: ln, LocalAddr: ln.Addr().String(),
+		Tables: []Shared{{Name: "t", Table: told}}})
+	defer old.Stop()
+	nw := Start(Config{Section: "s", LocalName: "lp", Listener: dup, LocalAddr: ln.Addr().String(),
+		Tables: []Shared{{Name: "t", Table: tnew}}})
+	if !old.HandOff(5 * time.Second) {
+		t.Fatal("HandOff failed")
+	}
+	f := tnew.Lookup([]byte("alice"), stick.Now())
+	if f == nil {
+		t.Fatal("the entry did not reach the new process")
+	}
+	v, _ := tnew.Value(f, stick.GPC0, 0, stick.Now())
+	tnew.Release(f, stick.Now(), false)
+	if v != 7 {
+		t.Fatalf("gpc0 %d, want 7", v)
+	}
+	nw.Stop()
+	if nw.HandOff(time.Second) {
+		t.Fatal("HandOff succeeded with nobody listening")
+	}
+}
+
 // A peer's messages never crash a session, whatever they hold.
 func FuzzSession(f *testing.F) {
 	def := []byte{10, 0x82}

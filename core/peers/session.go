@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,10 @@ type session struct {
 	teach    atomic.Bool // the peer asked for a full resync
 	confirm  atomic.Int32
 	acks     chan ack
+	// confirmed, when not nil, is closed on the peer's first
+	// resync-confirm (HandOff waits for it).
+	confirmed   chan struct{}
+	confirmOnce sync.Once
 
 	// The sender's own.
 	out  []byte
@@ -278,6 +283,10 @@ func (s *session) readLoop() error {
 				s.confirm.Add(1)
 				s.countStat(func(ps *peerStats) { ps.confirm.Add(1) })
 				s.nudge()
+			case ctrlResyncConfirm:
+				if s.confirmed != nil {
+					s.confirmOnce.Do(func() { close(s.confirmed) })
+				}
 			case ctrlHeartbeat:
 				s.countStat(func(ps *peerStats) { ps.rxHbt.Add(1) })
 			}

@@ -30,7 +30,7 @@ type ListenerSocket struct {
 }
 
 // ExportListeners duplicates every listening socket of the process's
-// frontends for another process. From then on the process no longer
+// frontends and local peers for another process. From then on the process no longer
 // removes the UNIX socket files of its binds when it stops: they belong
 // to the process that took them.
 func (proc *Process) ExportListeners() ([]ListenerSocket, error) {
@@ -57,6 +57,22 @@ func (proc *Process) ExportListeners() ([]ListenerSocket, error) {
 		out = append(out, ListenerSocket{File: f,
 			Interface: core.BindParam(l.bind, "interface"),
 			Namespace: core.BindParam(l.bind, "namespace")})
+	}
+	// The local peers' sockets too: the new process listens there for
+	// this one to teach it the tables when it stops.
+	for _, pr := range proc.peers {
+		fl, ok := pr.Listener().(interface{ File() (*os.File, error) })
+		if !ok {
+			continue
+		}
+		f, err := fl.File()
+		if err != nil {
+			for _, s := range out {
+				s.File.Close()
+			}
+			return nil, err
+		}
+		out = append(out, ListenerSocket{File: f})
 	}
 	proc.handedOver = true
 	return out, nil

@@ -102,9 +102,11 @@ func (proc *Process) Run() error {
 		}
 	}
 	proc.releaseAccepts()
-	proc.closeUnadopted()
 	proc.OnStop(proc.closeListeners)
-	if err := proc.startPeers(); err != nil {
+	// The peers' local sockets may be among the adopted ones too.
+	err = proc.startPeers()
+	proc.closeUnadopted()
+	if err != nil {
 		proc.closeListeners()
 		return err
 	}
@@ -638,14 +640,31 @@ func (proc *Process) endConn(cs *connState) {
 	proc.streams.Done()
 }
 
-// SoftStop stops accepting, then waits for the streams in flight (at most
-// grace, when set) before returning.
+// peersHandOffTimeout bounds the teaching of the stick tables to a new
+// process: HAProxy's new process waits as long for its old one.
+const peersHandOffTimeout = 5 * time.Second
+
+// SoftStop stops accepting, then waits for the streams in flight and for
+// the new process to learn the stick tables (at most grace, when set)
+// before returning.
 func (proc *Process) SoftStop(grace time.Duration) {
 	proc.softStopping.Store(true)
 	proc.closeListeners()
 	if proc.idle != nil {
 		proc.idle.closeAll()
 	}
+	proc.lmu.Lock()
+	handedOver := proc.handedOver
+	proc.lmu.Unlock()
+	taught := make(chan struct{})
+	go func() {
+		// The process that took the sockets over learns the stick
+		// tables from this one before it leaves, as HAProxy's does.
+		if handedOver {
+			proc.handOffPeers(peersHandOffTimeout)
+		}
+		close(taught)
+	}()
 	done := make(chan struct{})
 	go func() {
 		// The accept loops end first (closed listeners, a stopping
@@ -653,6 +672,7 @@ func (proc *Process) SoftStop(grace time.Duration) {
 		// before the wait for the streams begins, as WaitGroup requires.
 		proc.active.Wait()
 		proc.streams.Wait()
+		<-taught
 		close(done)
 	}()
 	if grace > 0 {

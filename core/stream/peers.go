@@ -6,8 +6,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"goha/core"
 	"goha/core/peers"
 )
 
@@ -35,11 +37,20 @@ func (proc *Process) startPeers() error {
 			cfg.Remotes = append(cfg.Remotes, peers.Remote{Name: r.Name, Addr: peerAddr(r.Addr), TLS: r.TLS})
 		}
 		if ps.Local != "" {
-			ln, err := listenPeer(ps.Local)
+			ln, err := proc.adoptPeer(ps.Local)
+			if ln == nil && err == nil {
+				ln, err = listenPeer(ps.Local)
+			}
 			if err != nil {
 				return fmt.Errorf("Starting peers %s: cannot bind socket (%v) [%s]", ps.Name, err, ps.Local)
 			}
 			cfg.Listener, cfg.ListenTLS = ln, ps.LocalTLS
+			// A process taking over connects there to learn the tables;
+			// over TLS it would need a client certificate the local peer's
+			// bind does not give.
+			if ps.LocalTLS == nil && !strings.HasPrefix(ps.Local, "fd@") {
+				cfg.LocalAddr = peerAddr(ps.Local)
+			}
 		}
 		pr := peers.Start(cfg)
 		proc.peers = append(proc.peers, pr)
@@ -50,6 +61,39 @@ func (proc *Process) startPeers() error {
 		proc.OnStop(pr.Stop)
 	}
 	return nil
+}
+
+// adoptPeer takes the local peer's listening socket from those an old
+// process handed over (nil when it has none): the old process still
+// listens on it until it stops, so binding again would fail.
+func (proc *Process) adoptPeer(a string) (net.Listener, error) {
+	if strings.HasPrefix(a, "fd@") {
+		return nil, nil
+	}
+	files := proc.takeAdopted(&core.Bind{}, "tcp", peerAddr(a))
+	if len(files) == 0 {
+		return nil, nil
+	}
+	for _, f := range files[1:] {
+		f.Close()
+	}
+	defer files[0].Close()
+	return net.FileListener(files[0])
+}
+
+// handOffPeers teaches the tables of every peers section to the process
+// that took over their local peer's socket, within d, all sections at
+// once.
+func (proc *Process) handOffPeers(d time.Duration) {
+	var wg sync.WaitGroup
+	for _, pr := range proc.peers {
+		wg.Add(1)
+		go func(pr *peers.Peers) {
+			defer wg.Done()
+			pr.HandOff(d)
+		}(pr)
+	}
+	wg.Wait()
 }
 
 // peerAddr is a peer line's address as net.Dial takes it.

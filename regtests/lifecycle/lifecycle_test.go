@@ -365,7 +365,8 @@ func reloads(out string) string {
 	return ""
 }
 
-// TestMasterReloads reloads a master twelve times in a row under load,
+// TestMasterReloads reloads a master twenty times in a row under load
+// (keep-alive clients and clients opening a connection per request),
 // by SIGUSR2 and by `reload` on the master CLI in turn, each time with a
 // configuration whose answer changes: every answer after a reload is the
 // new one, and no request fails.
@@ -377,9 +378,9 @@ func TestMasterReloads(t *testing.T) {
 	waitBody(t, addr, "r0")
 	ino := inode(t, filepath.Join(dir, "fe.sock"))
 	l := startLoad(t, addr, 8)
-	const n = 12
+	const n = 20
 	for i := 1; i <= n; i++ {
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 		rewrite(t, dir, port, fmt.Sprintf("r%d", i), "")
 		if i%2 == 0 {
 			if err := m.Signal(syscall.SIGUSR2); err != nil {
