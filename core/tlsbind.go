@@ -26,10 +26,10 @@ type certSource struct {
 
 // bindCerts picks a bind's certificate, CA file and CRLs per connection.
 type bindCerts struct {
-	store    *certstore.Store
-	srcs     []certSource
-	strict   bool
-	caFile   string // named to clients and verifying them
+	store  *certstore.Store
+	srcs   []certSource
+	strict bool
+	caFile string // named to clients and verifying them
 	// caVerifyFile verifies clients without being named to them.
 	caVerifyFile string
 	crlFiles     []string
