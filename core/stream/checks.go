@@ -26,7 +26,10 @@ func (s *server) checkConfig() check.ServerConfig {
 	hs := check.Settings{
 		Inter: s.Inter, FastInter: s.FastInter, DownInter: s.DownInter,
 		Rise: s.Rise, Fall: s.Fall, Addr: s.CheckAddr, Port: s.CheckPort,
-		SSL: s.CheckSSL || (s.SSL == 1 && s.CheckPort == 0 && s.CheckAddr == ""),
+		// A check goes as the traffic does, TLS included, unless it has
+		// an address or port of its own; a server added at run time
+		// checks over TLS only with check-ssl, as in HAProxy 2.6.
+		SSL: s.CheckSSL || (s.SSL == 1 && s.CheckPort == 0 && s.CheckAddr == "" && !s.Dynamic),
 		SNI: s.CheckSNI, SendProxy: s.CheckSendProxy || ((s.SendProxy || s.SendProxyV2) && s.CheckPort == 0 && s.CheckAddr == ""),
 		Socks4: s.Socks4, ViaSocks4: s.CheckViaSocks4,
 	}
