@@ -689,3 +689,84 @@ func TestMasterHardStopAfter(t *testing.T) {
 		t.Fatalf("the held connection: %v", err)
 	}
 }
+
+// TestMasterHardStopAfterTunnel: a tcp-mode stream relaying both ways
+// through an old worker (a long-lived tunnel) does not keep it: the old
+// worker leaves once hard-stop-after has passed after a reload, cutting
+// the tunnel, while the new worker relays new connections.
+func TestMasterHardStopAfterTunnel(t *testing.T) {
+	dir := t.TempDir()
+	port := harness.FreePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	echo := harness.TCPServer(t, func(c net.Conn) {
+		defer c.Close()
+		io.Copy(c, c)
+	})
+	cfgPath := filepath.Join(dir, "tunnel.cfg")
+	write := func(gen string) {
+		cfg := fmt.Sprintf(`global
+    stats socket %s/stats.sock level admin expose-fd listeners
+    hard-stop-after 500ms
+    # generation %s
+defaults
+    mode tcp
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+frontend fe
+    bind 127.0.0.1:%d
+    default_backend be
+backend be
+    server echo %s
+`, dir, gen, port, echo)
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roundTrip := func(c net.Conn, msg string) error {
+		if _, err := io.WriteString(c, msg); err != nil {
+			return err
+		}
+		buf := make([]byte, len(msg))
+		c.SetReadDeadline(time.Now().Add(harness.Patience))
+		if _, err := io.ReadFull(c, buf); err != nil {
+			return err
+		}
+		if string(buf) != msg {
+			return fmt.Errorf("echoed %q, want %q", buf, msg)
+		}
+		return nil
+	}
+	write("1")
+	args := []string{"-W", "-S", filepath.Join(dir, "master.sock"), "-f", cfgPath}
+	harness.StartArgs(t, bin.Path(t, "goha"), args, "")
+	harness.WaitListening(t, addr, harness.Patience)
+	tunnel, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tunnel.Close()
+	if err := roundTrip(tunnel, "before"); err != nil {
+		t.Fatalf("the tunnel before the reload: %v", err)
+	}
+	write("2")
+	harness.MustSocket(t, filepath.Join(dir, "master.sock"), "reload")
+	harness.Eventually(t, "a second worker", func() bool {
+		return strings.Contains(showProc(t, dir), "# old workers")
+	})
+	harness.Eventually(t, "the old worker to leave", func() bool {
+		return !strings.Contains(showProc(t, dir), "# old workers")
+	})
+	tunnel.SetReadDeadline(time.Now().Add(harness.Patience))
+	if _, err := io.ReadAll(tunnel); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("the tunnel after hard-stop-after: %v", err)
+	}
+	fresh, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if err := roundTrip(fresh, "after"); err != nil {
+		t.Fatalf("a new connection after the reload: %v", err)
+	}
+}
