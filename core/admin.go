@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"goha/core/check"
+	"goha/core/config"
 	"goha/ring"
 	"net/netip"
 	"strconv"
@@ -829,7 +830,9 @@ func (p *Proxy) AddServer(c *Config, name, addr string, args []string) (*Server,
 	if err := checkMuxProto(p, args); err != nil {
 		return nil, []error{err}
 	}
-	s, errs := NewServer(p, name, addr, args)
+	// The address parser expands environment variables, from the socket
+	// as from the configuration.
+	s, errs := NewServer(p, name, config.ExpandEnv(addr, nil), args)
 	for _, e := range errs {
 		if !isWarn(e) {
 			return nil, errs
