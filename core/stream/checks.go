@@ -26,11 +26,13 @@ func (s *server) checkConfig() check.ServerConfig {
 	hs := check.Settings{
 		Inter: s.Inter, FastInter: s.FastInter, DownInter: s.DownInter,
 		Rise: s.Rise, Fall: s.Fall, Addr: s.CheckAddr, Port: s.CheckPort,
-		// A check goes as the traffic does, TLS included, unless it has
-		// an address or port of its own; a server added at run time
-		// checks over TLS only with check-ssl, as in HAProxy 2.6.
+		// A check goes as the traffic does, TLS and PROXY header
+		// included, unless it has an address or port of its own; a
+		// server added at run time checks over TLS only with check-ssl
+		// and with a PROXY header only with check-send-proxy, as in
+		// HAProxy 2.6.
 		SSL: s.CheckSSL || (s.SSL == 1 && s.CheckPort == 0 && s.CheckAddr == "" && !s.Dynamic),
-		SNI: s.CheckSNI, SendProxy: s.CheckSendProxy || ((s.SendProxy || s.SendProxyV2) && s.CheckPort == 0 && s.CheckAddr == ""),
+		SNI: s.CheckSNI, SendProxy: s.CheckSendProxy || ((s.SendProxy || s.SendProxyV2) && s.CheckPort == 0 && s.CheckAddr == "" && !s.Dynamic),
 		Socks4: s.Socks4, ViaSocks4: s.CheckViaSocks4,
 	}
 	if hs.SSL {
