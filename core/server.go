@@ -46,23 +46,31 @@ func init() {
 			s.Weight = v
 			return nil
 		}},
-		"backup":              {Parse: func(s *ServerConf, a []string) error { s.Backup = true; return nil }},
-		"no-backup":           {Parse: func(s *ServerConf, a []string) error { s.Backup = false; return nil }},
-		"disabled":            {Parse: func(s *ServerConf, a []string) error { s.Disabled = true; return nil }},
-		"enabled":             {Parse: func(s *ServerConf, a []string) error { s.Disabled = false; return nil }},
-		"maxconn":             {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.MaxConn })},
-		"maxqueue":            {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.MaxQueue })},
-		"minconn":             {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.MinConn })},
-		"cookie":              {Args: 1, NoDefault: true, Parse: func(s *ServerConf, a []string) error { s.Cookie = a[0]; return nil }},
-		"check":               {Parse: func(s *ServerConf, a []string) error { s.Check, s.CheckSet = true, true; return nil }},
-		"no-check":            {Parse: func(s *ServerConf, a []string) error { s.Check, s.CheckSet = false, true; return nil }},
-		"inter":               {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.Inter })},
-		"fastinter":           {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.FastInter })},
-		"downinter":           {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.DownInter })},
-		"rise":                {Args: 1, Parse: srvPos(func(s *ServerConf) *int { return &s.Rise })},
-		"fall":                {Args: 1, Parse: srvPos(func(s *ServerConf) *int { return &s.Fall })},
-		"port":                {Args: 1, Parse: srvPort(func(s *ServerConf) *int { return &s.CheckPort })},
-		"addr":                {Args: 1, Parse: func(s *ServerConf, a []string) error { s.CheckAddr = a[0]; return nil }},
+		"backup":    {Parse: func(s *ServerConf, a []string) error { s.Backup = true; return nil }},
+		"no-backup": {Parse: func(s *ServerConf, a []string) error { s.Backup = false; return nil }},
+		"disabled":  {Parse: func(s *ServerConf, a []string) error { s.Disabled = true; return nil }},
+		"enabled":   {Parse: func(s *ServerConf, a []string) error { s.Disabled = false; return nil }},
+		"maxconn":   {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.MaxConn })},
+		"maxqueue":  {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.MaxQueue })},
+		"minconn":   {Args: 1, Parse: srvInt(func(s *ServerConf) *int { return &s.MinConn })},
+		"cookie":    {Args: 1, NoDefault: true, Parse: func(s *ServerConf, a []string) error { s.Cookie = a[0]; return nil }},
+		"check":     {Parse: func(s *ServerConf, a []string) error { s.Check, s.CheckSet = true, true; return nil }},
+		"no-check":  {Parse: func(s *ServerConf, a []string) error { s.Check, s.CheckSet = false, true; return nil }},
+		"inter":     {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.Inter })},
+		"fastinter": {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.FastInter })},
+		"downinter": {Args: 1, Parse: srvTime(func(s *ServerConf) *time.Duration { return &s.DownInter })},
+		"rise":      {Args: 1, Parse: srvPos(func(s *ServerConf) *int { return &s.Rise })},
+		"fall":      {Args: 1, Parse: srvPos(func(s *ServerConf) *int { return &s.Fall })},
+		"port":      {Args: 1, Parse: srvPort(func(s *ServerConf) *int { return &s.CheckPort })},
+		"addr": {Args: 1, Parse: func(s *ServerConf, a []string) error {
+			// A port given with the address is not where checks go: they
+			// use "port", else the server's, as in HAProxy.
+			s.CheckAddr = a[0]
+			if h, _, err := net.SplitHostPort(a[0]); err == nil {
+				s.CheckAddr = h
+			}
+			return nil
+		}},
 		"check-send-proxy":    {Parse: func(s *ServerConf, a []string) error { s.CheckSendProxy = true; return nil }},
 		"no-check-send-proxy": {Parse: func(s *ServerConf, a []string) error { s.CheckSendProxy = false; return nil }},
 		"check-ssl":           {Parse: func(s *ServerConf, a []string) error { s.CheckSSL = true; return nil }},
