@@ -384,3 +384,22 @@ func completeChains(chains [][]*x509.Certificate, cas []*x509.Certificate) [][]*
 	}
 	return out
 }
+
+// ClientVerifyFor is how the bind verified the client of a connection
+// that asked for serverName: the crt-list line that served it may carry
+// its own verify, ca-file or crl-file. crypto/tls does not tell which
+// configuration served a connection, so the choice the handshake made
+// from the client's SNI is made again; nil when the connection's
+// certificate was not verified.
+func (b *Bind) ClientVerifyFor(serverName string) *tlsconf.ClientVerify {
+	if b.certs == nil {
+		return nil
+	}
+	v := b.certs.current()
+	if v.opts {
+		if in, err := v.pickInst(&tls.ClientHelloInfo{ServerName: serverName}, b.certs.strict); err == nil && in.cfg != nil {
+			return in.verify
+		}
+	}
+	return v.verify
+}
