@@ -79,12 +79,29 @@ func (b *bindCerts) addCrt(st *certstore.Store, path string) error {
 		sort.Strings(files)
 	}
 	for _, f := range files {
-		if _, err := st.LoadCert(f); err != nil {
+		c, err := st.LoadCert(f)
+		if err != nil {
 			return fmt.Errorf("unable to load SSL certificate file '%s' file does not exist.", f)
+		}
+		if c.OCSP != nil && ocspIssuer(c) == nil {
+			// HAProxy finds which certificate an OCSP response is for
+			// from the certificate and its issuer.
+			return fmt.Errorf("'%s.ocsp' is present and activates OCSP but it is impossible to compute the OCSP certificate ID (maybe the issuer could not be found)'.", f)
 		}
 		b.srcs = append(b.srcs, certSource{crt: f})
 	}
 	return nil
+}
+
+// ocspIssuer is the issuer HAProxy matches a certificate's OCSP response
+// with: from its chain, else its .issuer file.
+func ocspIssuer(c *certstore.Cert) *x509.Certificate {
+	for _, x := range c.Certs[1:] {
+		if bytes.Equal(x.RawSubject, c.Certs[0].RawIssuer) {
+			return x
+		}
+	}
+	return c.Issuer
 }
 
 // markUsed records the bind's files as used in the store; pos names the

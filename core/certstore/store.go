@@ -310,6 +310,9 @@ type Store struct {
 	certTx *Cert
 	fileTx [2]*CAFile
 	gen    atomic.Uint64 // bumped by every change users must see
+	// ocsp is HAProxy's OCSP response tree: DER responses by the DER
+	// CertID they answer for (see ocsp.go).
+	ocsp map[string][]byte
 	// DelExt is ssl-load-extra-del-ext: a file's key may be named after
 	// the file without its extension.
 	DelExt bool
@@ -344,6 +347,7 @@ func (s *Store) LoadCert(path string) (*Cert, error) {
 		return nil, err
 	}
 	s.certs[path] = c
+	s.indexOCSP(c)
 	return c, nil
 }
 
@@ -517,6 +521,7 @@ func (s *Store) CommitCert(path string) (int, error) {
 	}
 	s.certs[path] = n
 	s.certTx = nil
+	s.indexOCSP(n)
 	s.gen.Add(1)
 	return s.uses[path], nil
 }
