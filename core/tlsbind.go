@@ -86,11 +86,15 @@ func (b *bindCerts) addCrt(st *certstore.Store, path string) error {
 		if c.OCSP != nil && ocspIssuer(c) == nil {
 			// HAProxy finds which certificate an OCSP response is for
 			// from the certificate and its issuer.
-			return fmt.Errorf("'%s.ocsp' is present and activates OCSP but it is impossible to compute the OCSP certificate ID (maybe the issuer could not be found)'.", f)
+			return errNoOCSPIssuer(f)
 		}
 		b.srcs = append(b.srcs, certSource{crt: f})
 	}
 	return nil
+}
+
+func errNoOCSPIssuer(crt string) error {
+	return fmt.Errorf("'%s.ocsp' is present and activates OCSP but it is impossible to compute the OCSP certificate ID (maybe the issuer could not be found)'.", crt)
 }
 
 // ocspIssuer is the issuer HAProxy matches a certificate's OCSP response
