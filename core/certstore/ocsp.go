@@ -35,16 +35,21 @@ func OCSPKey(c *Cert) []byte {
 	return r.Single[0].CertID
 }
 
+// validOCSP says whether HAProxy would staple a response: one it can
+// read, successful, with one single response of known status whose next
+// update is not past.
+func validOCSP(der []byte, now time.Time) bool {
+	r, err := tlsconf.ParseOCSP(der)
+	return err == nil && r.Check(now) == nil
+}
+
 // indexOCSP enters c's response in the tree when HAProxy would staple it.
 // s.mu is held.
 func (s *Store) indexOCSP(c *Cert) {
-	if c.OCSP == nil {
+	if c.OCSP == nil || !validOCSP(c.OCSP, time.Now()) {
 		return
 	}
-	r, err := tlsconf.ParseOCSP(c.OCSP)
-	if err != nil || r.Check(time.Now()) != nil {
-		return
-	}
+	r, _ := tlsconf.ParseOCSP(c.OCSP)
 	if s.ocsp == nil {
 		s.ocsp = map[string][]byte{}
 	}

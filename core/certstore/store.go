@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Cert is one ckch entry: a certificate with its chain and key, and the
@@ -77,7 +78,7 @@ func (c *Cert) finish() error {
 	for _, x := range c.Certs {
 		t.Certificate = append(t.Certificate, x.Raw)
 	}
-	if c.OCSP != nil {
+	if c.OCSP != nil && validOCSP(c.OCSP, time.Now()) {
 		t.OCSPStaple = c.OCSP
 	}
 	c.tls = t

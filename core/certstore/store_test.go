@@ -342,3 +342,20 @@ func TestCrtEntryReleasesItsFiles(t *testing.T) {
 		t.Errorf("delete the CA file once its line is gone: %v", err)
 	}
 }
+
+// A .ocsp file HAProxy could not read is not stapled.
+func TestUnreadableOCSPNotStapled(t *testing.T) {
+	dir := t.TempDir()
+	c1, k1 := testCert(t, "a.test", 1)
+	a := filepath.Join(dir, "a.pem")
+	write(t, a, c1, k1)
+	write(t, a+".ocsp", []byte{0x30, 3, 0x0a, 1, 6})
+	s := New()
+	c, err := s.LoadCert(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.OCSP == nil || c.TLS().OCSPStaple != nil || len(s.OCSPResponses()) != 0 {
+		t.Errorf("unauthorized response: kept %v, stapled %v, listed %d", c.OCSP != nil, c.TLS().OCSPStaple != nil, len(s.OCSPResponses()))
+	}
+}
