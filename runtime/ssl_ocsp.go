@@ -116,7 +116,16 @@ func ocspText(der []byte) string {
 	}
 	var b strings.Builder
 	ocspPrint(&b, r)
-	return strings.ReplaceAll(b.String(), "\n\n", "\n \n")
+	return spaceEmptyLines(b.String())
+}
+
+// spaceEmptyLines puts a space on each empty line, as HAProxy does to
+// the text OpenSSL prints.
+func spaceEmptyLines(s string) string {
+	for strings.Contains(s, "\n\n") {
+		s = strings.ReplaceAll(s, "\n\n", "\n \n")
+	}
+	return s
 }
 
 var ocspStatusNames = []string{"successful", "malformedrequest", "internalerror", "trylater", "", "sigrequired", "unauthorized"}
