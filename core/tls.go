@@ -362,8 +362,14 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 			}
 		case "crt-list":
 			path := val()
-			if _, err := st.LoadCrtList(g.crtPath(path), g.CrtBase, g.CABase); err != nil {
+			l, err := st.LoadCrtList(g.crtPath(path), g.CrtBase, g.CABase)
+			if err != nil {
 				return nil, fmt.Errorf("unable to load crt-list '%s': %v", path, err)
+			}
+			for _, e := range l.Entries {
+				if c := st.Cert(e.Cert); c != nil && !c.Empty() && c.OCSP != nil && ocspIssuer(c) == nil {
+					return nil, fmt.Errorf("'crt-list' : error processing line %d in file '%s' :  %v", e.Line, g.crtPath(path), errNoOCSPIssuer(e.Cert))
+				}
 			}
 			sel.srcs = append(sel.srcs, certSource{list: g.crtPath(path)})
 		case "ssl-min-ver", "ssl-max-ver":

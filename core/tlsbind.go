@@ -79,12 +79,33 @@ func (b *bindCerts) addCrt(st *certstore.Store, path string) error {
 		sort.Strings(files)
 	}
 	for _, f := range files {
-		if _, err := st.LoadCert(f); err != nil {
+		c, err := st.LoadCert(f)
+		if err != nil {
 			return fmt.Errorf("unable to load SSL certificate file '%s' file does not exist.", f)
+		}
+		if c.OCSP != nil && ocspIssuer(c) == nil {
+			// HAProxy finds which certificate an OCSP response is for
+			// from the certificate and its issuer.
+			return errNoOCSPIssuer(f)
 		}
 		b.srcs = append(b.srcs, certSource{crt: f})
 	}
 	return nil
+}
+
+func errNoOCSPIssuer(crt string) error {
+	return fmt.Errorf("'%s.ocsp' is present and activates OCSP but it is impossible to compute the OCSP certificate ID (maybe the issuer could not be found)'.", crt)
+}
+
+// ocspIssuer is the issuer HAProxy matches a certificate's OCSP response
+// with: from its chain, else its .issuer file.
+func ocspIssuer(c *certstore.Cert) *x509.Certificate {
+	for _, x := range c.Certs[1:] {
+		if bytes.Equal(x.RawSubject, c.Certs[0].RawIssuer) {
+			return x
+		}
+	}
+	return c.Issuer
 }
 
 // markUsed records the bind's files as used in the store; pos names the
@@ -383,4 +404,23 @@ func completeChains(chains [][]*x509.Certificate, cas []*x509.Certificate) [][]*
 		out = append(out, ch)
 	}
 	return out
+}
+
+// ClientVerifyFor is how the bind verified the client of a connection
+// that asked for serverName: the crt-list line that served it may carry
+// its own verify, ca-file or crl-file. crypto/tls does not tell which
+// configuration served a connection, so the choice the handshake made
+// from the client's SNI is made again; nil when the connection's
+// certificate was not verified.
+func (b *Bind) ClientVerifyFor(serverName string) *tlsconf.ClientVerify {
+	if b.certs == nil {
+		return nil
+	}
+	v := b.certs.current()
+	if v.opts {
+		if in, err := v.pickInst(&tls.ClientHelloInfo{ServerName: serverName}, b.certs.strict); err == nil && in.cfg != nil {
+			return in.verify
+		}
+	}
+	return v.verify
 }

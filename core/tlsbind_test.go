@@ -124,3 +124,21 @@ func TestCompleteChains(t *testing.T) {
 		}
 	}
 }
+
+// A crt with an OCSP response is refused, as by HAProxy, when its issuer
+// is neither in its chain nor in its .issuer file.
+func TestOCSPNeedsIssuer(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.pem")
+	pemData := selfSigned(t, "a.test", 1)
+	os.WriteFile(path, pemData, 0o600)
+	os.WriteFile(path+".ocsp", []byte{0x30, 3, 0x0a, 1, 0}, 0o600)
+	b := &bindCerts{base: &tls.Config{}}
+	if err := b.addCrt(certstore.New(), path); err == nil {
+		t.Error("a .ocsp without issuer was accepted")
+	}
+	os.WriteFile(path+".issuer", pemData, 0o600)
+	if err := b.addCrt(certstore.New(), path); err != nil {
+		t.Errorf("with its .issuer: %v", err)
+	}
+}

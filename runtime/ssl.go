@@ -174,6 +174,8 @@ func cmdShowCert(c *Ctx) {
 		}
 		return
 	}
+	// <path>.ocsp shows the OCSP response of <path>.
+	name, ocsp := strings.CutSuffix(name, ".ocsp")
 	var e *certstore.Cert
 	inTx := false
 	if p, ok := strings.CutPrefix(name, "*"); ok {
@@ -185,6 +187,10 @@ func cmdShowCert(c *Ctx) {
 	}
 	if e == nil {
 		c.Err("Can't display the certificate: Not found or the certificate is a bundle!\n")
+		return
+	}
+	if ocsp {
+		showCertOCSP(c, st, e, inTx)
 		return
 	}
 	var b strings.Builder
@@ -205,7 +211,7 @@ func cmdShowCert(c *Ctx) {
 	if !e.Empty() {
 		writeCertDetails(&b, e.Certs[0], e.Certs[1:])
 	}
-	b.WriteString("OCSP Response Key: \n")
+	fmt.Fprintf(&b, "OCSP Response Key: %x\n", certstore.OCSPKey(e))
 	c.WriteString(b.String())
 }
 

@@ -307,7 +307,7 @@ func (s *Store) AddCrtEntry(list string, e *CrtEntry) (int, error) {
 	e.Line = l.Lines
 	l.Entries = append(l.Entries, e)
 	s.uses[e.Cert] += s.uses[list]
-	for _, k := range []string{"ca-file", "ca-verify-file", "crl-file"} {
+	for _, k := range crtFileOpts {
 		if v, ok := e.Opts[k]; ok {
 			s.uses[v] += s.uses[list]
 		}
@@ -315,6 +315,10 @@ func (s *Store) AddCrtEntry(list string, e *CrtEntry) (int, error) {
 	s.gen.Add(1)
 	return s.uses[list], nil
 }
+
+// crtFileOpts are the crt-list options naming a CA or CRL file of the
+// store.
+var crtFileOpts = []string{"ca-file", "ca-verify-file", "crl-file"}
 
 // DelCrtEntry removes the entry of cert (at line, when not 0) from a
 // crt-list, with HAProxy's error texts.
@@ -361,8 +365,16 @@ func (s *Store) DelCrtEntry(list, cert string, line int) error {
 		}
 		return errors.New(b.String())
 	}
+	e := l.Entries[pick]
 	l.Entries = append(l.Entries[:pick:pick], l.Entries[pick+1:]...)
 	s.uses[cert] -= s.uses[list]
+	// The line's CA and CRL files are no longer used by it either, as
+	// AddCrtEntry counted them.
+	for _, k := range crtFileOpts {
+		if v, ok := e.Opts[k]; ok {
+			s.uses[v] -= s.uses[list]
+		}
+	}
 	s.gen.Add(1)
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Cert is one ckch entry: a certificate with its chain and key, and the
@@ -77,7 +78,7 @@ func (c *Cert) finish() error {
 	for _, x := range c.Certs {
 		t.Certificate = append(t.Certificate, x.Raw)
 	}
-	if c.OCSP != nil {
+	if c.OCSP != nil && validOCSP(c.OCSP, time.Now()) {
 		t.OCSPStaple = c.OCSP
 	}
 	c.tls = t
@@ -310,6 +311,9 @@ type Store struct {
 	certTx *Cert
 	fileTx [2]*CAFile
 	gen    atomic.Uint64 // bumped by every change users must see
+	// ocsp is HAProxy's OCSP response tree: DER responses by the DER
+	// CertID they answer for (see ocsp.go).
+	ocsp map[string][]byte
 	// DelExt is ssl-load-extra-del-ext: a file's key may be named after
 	// the file without its extension.
 	DelExt bool
@@ -344,6 +348,7 @@ func (s *Store) LoadCert(path string) (*Cert, error) {
 		return nil, err
 	}
 	s.certs[path] = c
+	s.indexOCSP(c)
 	return c, nil
 }
 
@@ -517,6 +522,7 @@ func (s *Store) CommitCert(path string) (int, error) {
 	}
 	s.certs[path] = n
 	s.certTx = nil
+	s.indexOCSP(n)
 	s.gen.Add(1)
 	return s.uses[path], nil
 }

@@ -307,3 +307,55 @@ func FuzzParsePayload(f *testing.F) {
 		}
 	})
 }
+
+// A CA file a crt-list line added at run time names can be deleted once
+// the line is, as in new_del_ssl_cafile.vtc.
+func TestCrtEntryReleasesItsFiles(t *testing.T) {
+	dir := t.TempDir()
+	c1, k1 := testCert(t, "a.test", 1)
+	a := filepath.Join(dir, "a.pem")
+	write(t, a, c1, k1)
+	list := filepath.Join(dir, "l.crt-list")
+	write(t, list, []byte("a.pem\n"))
+	s := New()
+	if _, err := s.LoadCrtList(list, dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	s.Use(list)
+	if !s.NewFile(KindCA, "new.crt") {
+		t.Fatal("new CA file refused")
+	}
+	e, err := ParseCrtLine(a+" [ca-file new.crt] x.test", "CLI", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddCrtEntry(list, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DelFile(KindCA, "new.crt"); !errors.Is(err, ErrInUse) {
+		t.Errorf("delete a CA file a line uses: %v, want in use", err)
+	}
+	if err := s.DelCrtEntry(list, a, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DelFile(KindCA, "new.crt"); err != nil {
+		t.Errorf("delete the CA file once its line is gone: %v", err)
+	}
+}
+
+// A .ocsp file HAProxy could not read is not stapled.
+func TestUnreadableOCSPNotStapled(t *testing.T) {
+	dir := t.TempDir()
+	c1, k1 := testCert(t, "a.test", 1)
+	a := filepath.Join(dir, "a.pem")
+	write(t, a, c1, k1)
+	write(t, a+".ocsp", []byte{0x30, 3, 0x0a, 1, 6})
+	s := New()
+	c, err := s.LoadCert(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.OCSP == nil || c.TLS().OCSPStaple != nil || len(s.OCSPResponses()) != 0 {
+		t.Errorf("unauthorized response: kept %v, stapled %v, listed %d", c.OCSP != nil, c.TLS().OCSPStaple != nil, len(s.OCSPResponses()))
+	}
+}

@@ -431,19 +431,24 @@ func leafOf(c *tls.Certificate) *x509.Certificate {
 	return l
 }
 
-// ClientVerify verifies the client's chain again, as the handshake did,
-// for the figures the handshake does not keep.
+// ClientVerify verifies the client's chain again, as the handshake did
+// (with the crt-list line's own options when the line has some), for
+// the figures the handshake does not keep.
 func (ss *sampleStream) ClientVerify() (verify, crtErr, caErr, caDepth int) {
 	cs := ss.TLSState()
 	b := ss.bind()
-	if cs == nil || b == nil || b.ClientVerify() == nil || len(cs.PeerCertificates) == 0 {
+	if cs == nil || b == nil || len(cs.PeerCertificates) == 0 {
+		return 0, 0, 0, 0
+	}
+	cv := b.ClientVerifyFor(cs.ServerName)
+	if cv == nil {
 		return 0, 0, 0, 0
 	}
 	raw := make([][]byte, len(cs.PeerCertificates))
 	for i, c := range cs.PeerCertificates {
 		raw[i] = c.Raw
 	}
-	return b.ClientVerify().Result(raw, time.Now())
+	return cv.Result(raw, time.Now())
 }
 
 // Timeouts are the stream's timeouts, set-timeout's included.

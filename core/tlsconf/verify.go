@@ -201,16 +201,33 @@ func (v *ClientVerify) build(certs []*x509.Certificate) ([]*x509.Certificate, *V
 		}
 		return nil
 	}
+	// A trusted CA that is not self-signed is not the end: OpenSSL goes
+	// on through the trusted certificates to the root, and the CRL
+	// checks of crl-file then cover the CA too.
+	toRoot := func(chain []*x509.Certificate) []*x509.Certificate {
+		for len(chain) <= 16 {
+			cur := chain[len(chain)-1]
+			if bytes.Equal(cur.RawIssuer, cur.RawSubject) {
+				break
+			}
+			is := issuerIn(v.Roots, cur)
+			if is == nil {
+				break
+			}
+			chain = append(chain, is)
+		}
+		return chain
+	}
 	chain := []*x509.Certificate{certs[0]}
 	for len(chain) <= 16 {
 		cur := chain[len(chain)-1]
 		for _, r := range v.Roots {
 			if bytes.Equal(r.Raw, cur.Raw) {
-				return chain, nil
+				return toRoot(chain), nil
 			}
 		}
 		if is := issuerIn(v.Roots, cur); is != nil {
-			return append(chain, is), nil
+			return toRoot(append(chain, is)), nil
 		}
 		depth := len(chain) - 1
 		if bytes.Equal(cur.RawIssuer, cur.RawSubject) && cur.CheckSignature(cur.SignatureAlgorithm, cur.RawTBSCertificate, cur.Signature) == nil {

@@ -108,6 +108,23 @@ func TestClientVerifyErrors(t *testing.T) {
 		}
 	}
 
+	// A trusted intermediate leads on to the trusted root, whose CRL
+	// then covers the intermediate, as in set_ssl_crlfile.vtc.
+	both := &ClientVerify{Roots: []*x509.Certificate{inter.cert, root.cert}}
+	for _, tc := range []struct {
+		name string
+		crls []*x509.RevocationList
+		want []VerifyError
+	}{
+		{"trusted intermediate", []*x509.RevocationList{crl(inter), crl(root)}, nil},
+		{"trusted intermediate revoked", []*x509.RevocationList{crl(inter), crl(root, 2)}, []VerifyError{{1, ErrCertRevoked}}},
+	} {
+		both.CRLs = tc.crls
+		if got := both.Errors(raw(good), t0); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
 	v.CRLs = nil
 	vr, ce, ca, cd := v.Result(raw(underOld, oldInter), t0)
 	if vr != ErrCertHasExpired || ce != 0 || ca != ErrCertHasExpired || cd != 1 {
