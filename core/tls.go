@@ -57,11 +57,47 @@ func init() {
 			c.g.certStore().DelExt = true
 			return nil
 		}},
+		Keyword{Name: "ssl-load-extra-files", Scope: scopeGlobal, Args: ArgsAny, Parse: parseExtraFiles},
 	)
 }
 
 // certStore returns the process's certificate store, creating it the
 // first time a keyword or a TLS setting needs it.
+// parseExtraFiles reads ssl-load-extra-files: "none", "all", or some of
+// bundle, sctl, ocsp, issuer and key, with HAProxy's messages.
+func parseExtraFiles(c *kwCtx, args []string) error {
+	errArg := errf("'ssl-load-extra-files' expects one or multiple arguments (none, all, bundle, sctl, ocsp, issuer).")
+	if len(args) == 0 {
+		return errArg
+	}
+	var load certstore.Extra
+	for i, a := range args {
+		switch a {
+		case "bundle":
+			load |= certstore.ExtraBundle
+		case "sctl":
+			load |= certstore.ExtraSCTL
+		case "ocsp":
+			load |= certstore.ExtraOCSP
+		case "issuer":
+			load |= certstore.ExtraIssuer
+		case "key":
+			load |= certstore.ExtraKey
+		case "none", "all":
+			if load != 0 || i != len(args)-1 {
+				return errf("'ssl-load-extra-files' 'none' and 'all' can be only used alone")
+			}
+			if a == "all" {
+				load = certstore.ExtraAll
+			}
+		default:
+			return errArg
+		}
+	}
+	c.g.certStore().Skip = certstore.ExtraAll &^ load
+	return nil
+}
+
 func (g *Global) certStore() *certstore.Store {
 	if g.Certs == nil {
 		g.Certs = certstore.New()

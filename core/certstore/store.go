@@ -190,7 +190,7 @@ func SplitExt(path string) (string, Ext) {
 // default ssl-load-extra-files (all) does: the key from <path>.key when
 // the file has none, with delExt also from the file's name without its
 // extension plus .key; <path>.issuer and <path>.ocsp when present.
-func LoadCertFile(path string, delExt bool) (*Cert, error) {
+func LoadCertFile(path string, delExt bool, skip Extra) (*Cert, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func LoadCertFile(path string, delExt bool) (*Cert, error) {
 			base = path[:i]
 		}
 	}
-	if c.Key == nil {
+	if c.Key == nil && skip&ExtraKey == 0 {
 		for _, kp := range []string{path + ".key", base + ".key"} {
 			if kd, err := os.ReadFile(kp); err == nil {
 				if _, k, err := ParsePEM(kd); err == nil && k != nil {
@@ -222,12 +222,12 @@ func LoadCertFile(path string, delExt bool) (*Cert, error) {
 	if c.Key == nil {
 		return nil, ErrNoKey
 	}
-	if d, err := os.ReadFile(base + ".issuer"); err == nil {
+	if d, err := os.ReadFile(base + ".issuer"); err == nil && skip&ExtraIssuer == 0 {
 		if is, _, err := ParsePEM(d); err == nil && len(is) > 0 {
 			c.Issuer = is[0]
 		}
 	}
-	if d, err := os.ReadFile(base + ".ocsp"); err == nil {
+	if d, err := os.ReadFile(base + ".ocsp"); err == nil && skip&ExtraOCSP == 0 {
 		c.OCSP = d
 	}
 	if err := c.finish(); err != nil {
@@ -314,6 +314,9 @@ type Store struct {
 	// ocsp is HAProxy's OCSP response tree: DER responses by the DER
 	// CertID they answer for (see ocsp.go).
 	ocsp map[string][]byte
+	// Skip are the files beside a certificate that ssl-load-extra-files
+	// leaves out; none by default (HAProxy's "all").
+	Skip Extra
 	// DelExt is ssl-load-extra-del-ext: a file's key may be named after
 	// the file without its extension.
 	DelExt bool
@@ -343,7 +346,7 @@ func (s *Store) LoadCert(path string) (*Cert, error) {
 	if c := s.certs[path]; c != nil {
 		return c, nil
 	}
-	c, err := LoadCertFile(path, s.DelExt)
+	c, err := LoadCertFile(path, s.DelExt, s.Skip)
 	if err != nil {
 		return nil, err
 	}
@@ -687,3 +690,16 @@ func Abs(base, p string) string {
 
 // String is for diagnostics.
 func (c *Cert) String() string { return fmt.Sprintf("cert %s", c.Path) }
+
+// Extra is a set of the files HAProxy may read beside a certificate
+// (ssl-load-extra-files).
+type Extra uint8
+
+const (
+	ExtraKey    Extra = 1 << iota // <crt>.key
+	ExtraIssuer                   // <crt>.issuer
+	ExtraOCSP                     // <crt>.ocsp
+	ExtraSCTL                     // <crt>.sctl, which goha never reads
+	ExtraBundle                   // <crt>.rsa, .ecdsa..., which goha never reads
+	ExtraAll    = ExtraKey | ExtraIssuer | ExtraOCSP | ExtraSCTL | ExtraBundle
+)

@@ -50,22 +50,26 @@ func TestLoadCertSiblings(t *testing.T) {
 	// The key in <file>.key.
 	write(t, filepath.Join(dir, "a.pem"), c1)
 	write(t, filepath.Join(dir, "a.pem.key"), k1)
-	if _, err := LoadCertFile(filepath.Join(dir, "a.pem"), false); err != nil {
+	if _, err := LoadCertFile(filepath.Join(dir, "a.pem"), false, 0); err != nil {
 		t.Errorf("key in a.pem.key: %v", err)
+	}
+	// Not with ssl-load-extra-files leaving keys out.
+	if _, err := LoadCertFile(filepath.Join(dir, "a.pem"), false, ExtraAll&^ExtraOCSP); !errors.Is(err, ErrNoKey) {
+		t.Errorf("ssl-load-extra-files ocsp: %v, want ErrNoKey", err)
 	}
 	// With ssl-load-extra-del-ext, in a.key next to a.crt; not without.
 	write(t, filepath.Join(dir, "b.crt"), c1)
 	write(t, filepath.Join(dir, "b.key"), k1)
-	if _, err := LoadCertFile(filepath.Join(dir, "b.crt"), true); err != nil {
+	if _, err := LoadCertFile(filepath.Join(dir, "b.crt"), true, 0); err != nil {
 		t.Errorf("del-ext: %v", err)
 	}
-	if _, err := LoadCertFile(filepath.Join(dir, "b.crt"), false); !errors.Is(err, ErrNoKey) {
+	if _, err := LoadCertFile(filepath.Join(dir, "b.crt"), false, 0); !errors.Is(err, ErrNoKey) {
 		t.Errorf("without del-ext: %v, want ErrNoKey", err)
 	}
 	// A key that is not the certificate's.
 	_, k2 := testCert(t, "other.test", 2)
 	write(t, filepath.Join(dir, "c.pem"), c1, k2)
-	if _, err := LoadCertFile(filepath.Join(dir, "c.pem"), false); !errors.Is(err, ErrKeyMismatch) {
+	if _, err := LoadCertFile(filepath.Join(dir, "c.pem"), false, 0); !errors.Is(err, ErrKeyMismatch) {
 		t.Errorf("mismatched key: %v", err)
 	}
 }
