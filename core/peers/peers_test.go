@@ -112,3 +112,46 @@ func FuzzSession(f *testing.F) {
 		s.readLoop()
 	})
 }
+
+// A lesson (the full resync a starting peer asks for) never overwrites
+// what the learner holds: an entry a stream of its own is using keeps the
+// learner's values, while the entries it lacks come in.
+func TestLessonKeepsLocalEntries(t *testing.T) {
+	la, _ := net.Listen("tcp", "127.0.0.1:0")
+	lb, _ := net.Listen("tcp", "127.0.0.1:0")
+	ta, tb := testTable(), testTable()
+	now := stick.Now()
+	for _, kv := range []struct {
+		t   *stick.Table
+		key string
+		v   int64
+	}{{tb, "alice", 1}, {tb, "carol", 3}} {
+		e := kv.t.Get([]byte(kv.key), now)
+		kv.t.Add(e, stick.GPC0, 0, kv.v, now)
+		kv.t.Release(e, now, true)
+	}
+	// A's stream holds alice while the lesson comes.
+	held := ta.Get([]byte("alice"), now)
+	ta.Add(held, stick.GPC0, 0, 5, now)
+	b := Start(Config{Section: "s", LocalName: "B", Listener: lb, Tables: []Shared{{Name: "t", Table: tb}},
+		Remotes: []Remote{{Name: "A", Addr: la.Addr().String()}}})
+	defer b.Stop()
+	a := Start(Config{Section: "s", LocalName: "A", Listener: la, Tables: []Shared{{Name: "t", Table: ta}},
+		Remotes: []Remote{{Name: "B", Addr: lb.Addr().String()}}})
+	defer a.Stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if e := ta.Lookup([]byte("carol"), stick.Now()); e != nil {
+			ta.Release(e, stick.Now(), false)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lesson did not come")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if v, _ := ta.Value(held, stick.GPC0, 0, stick.Now()); v != 5 {
+		t.Fatalf("alice's gpc0 is %d after the lesson, want the learner's 5", v)
+	}
+	ta.Release(held, stick.Now(), true)
+}

@@ -40,6 +40,10 @@ type session struct {
 	// recv is the reader's view of the peer's tables, by our table, for
 	// show peers.
 	recv atomic.Pointer[map[*stick.Table]*recvTable]
+	// lesson holds, while the peer teaches this process the tables it
+	// asked for, each table's update number when it asked; nil
+	// otherwise. Set before the reader starts, cleared by it.
+	lesson map[*stick.Table]uint64
 }
 
 // sendState is what a session has pushed of one table.
@@ -81,6 +85,12 @@ func (s *session) serve(learn bool) {
 	for _, st := range s.send {
 		st.sh.Table.Subscribe(s.wake)
 		defer st.sh.Table.Unsubscribe(s.wake)
+	}
+	if learn {
+		s.lesson = map[*stick.Table]uint64{}
+		for _, st := range s.send {
+			s.lesson[st.sh.Table] = st.sh.Table.UpdateSeq()
+		}
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -279,6 +289,7 @@ func (s *session) readLoop() error {
 				s.teach.Store(true)
 				s.nudge()
 			case ctrlResyncFinished, ctrlResyncPartial:
+				s.lesson = nil
 				s.p.learnt()
 				s.confirm.Add(1)
 				s.countStat(func(ps *peerStats) { ps.confirm.Add(1) })
@@ -435,6 +446,13 @@ func (s *session) update(rt *recvTable, typ byte, b []byte, dict map[uint64]stri
 	now := stick.Now()
 	e := t.Get(key, now)
 	if e == nil {
+		return nil
+	}
+	if since, ok := s.lesson[t]; ok && t.LocallyNewer(e, since) {
+		// A lesson is a copy of the teacher's table, which may hold
+		// what this process pushed before its own later updates: those
+		// stand.
+		t.Release(e, now, false)
 		return nil
 	}
 	err = t.ApplyPeerValues(e, &rt.def, b, dict, now, expire)

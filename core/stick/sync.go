@@ -41,6 +41,7 @@ func (t *Table) logUpdate(e *Entry) {
 	l.mu.Lock()
 	l.seq++
 	l.ring[l.seq%syncRing] = e
+	e.lseq.Store(l.seq)
 	for _, c := range l.subs {
 		select {
 		case c <- struct{}{}:
@@ -104,6 +105,18 @@ func (t *Table) Live(e *Entry) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return !e.gone
+}
+
+// LocallyNewer says whether e was updated here after update number
+// since, or is held by a stream now: a full resync's copy of it, taken
+// before, is older than what this process has.
+func (t *Table) LocallyNewer(e *Entry, since uint64) bool {
+	if e.lseq.Load() > since {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return e.ref > 1
 }
 
 // ErrMalformed is a peers message that does not decode.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,6 +48,10 @@ type Entry struct {
 	// Guarded by Table.mu.
 	ref  int32
 	gone bool // removed from the table; guarded by Table.mu
+
+	// lseq is the table's update number of the entry's last local
+	// update (0: none), set by logUpdate.
+	lseq atomic.Uint64
 
 	mu     sync.Mutex // guards exp, data and srvKey
 	exp    int64      // expiry date (ms, Now's clock); 0: none
