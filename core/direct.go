@@ -58,7 +58,7 @@ func parseDispatch(c *kwCtx, args []string) error {
 		return errf("'dispatch' : missing port specification in '%s'", a)
 	}
 	if host != "" {
-		ip, ok := resolveHost(host)
+		ip, ok := ResolveHost(host)
 		if !ok {
 			return errf("'dispatch' : invalid address: '%s' in '%s'", host, a)
 		}

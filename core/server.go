@@ -230,7 +230,7 @@ func parseSocks4Addr(a string) (string, error) {
 	default:
 		if ip, err = netip.ParseAddr(host); err != nil {
 			var ok bool
-			if ip, ok = resolveHost(host); !ok {
+			if ip, ok = ResolveHost(host); !ok {
 				return "", indented("invalid address: '%s' in '%s'", host, a)
 			}
 		}
@@ -516,7 +516,7 @@ func initServerAddr(a, methods string, ai addrInit) (sa *ServerAddr, fqdn string
 				return sa, host, true, nil
 			}
 		case "libc":
-			if ip, ok := resolveHost(host); ok {
+			if ip, ok := ResolveHost(host); ok {
 				sa.IP = ip
 				return sa, host, false, nil
 			}
@@ -540,7 +540,9 @@ func initServerAddr(a, methods string, ai addrInit) (sa *ServerAddr, fqdn string
 	return sa, host, false, fmt.Errorf("no method found to resolve address '%s'.", host)
 }
 
-func resolveHost(host string) (netip.Addr, bool) {
+// ResolveHost resolves a name as HAProxy's libc method does: the first
+// address the resolver gives, IPv4 as such.
+func ResolveHost(host string) (netip.Addr, bool) {
 	ips, err := net.LookupIP(host)
 	if err != nil || len(ips) == 0 {
 		return netip.Addr{}, false
@@ -558,7 +560,7 @@ func ParseServerAddr(a string) (*ServerAddr, string, error) {
 		return sa, "", err
 	}
 	// A name: resolved once, now.
-	ip, ok := resolveHost(host)
+	ip, ok := ResolveHost(host)
 	if !ok {
 		return nil, host, fmt.Errorf("could not resolve address '%s'.", host)
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 
 	"goha/core/check"
-	"goha/core/tlsconf"
 	"goha/ring"
 )
 
@@ -38,28 +37,6 @@ func (p *Proxy) HasLoggers() bool { return len(p.loggers) > 0 }
 
 // TLS is the bind's TLS configuration; nil unless it has `ssl`.
 func (b *Bind) TLS() *tls.Config { return b.tls }
-
-// ClientVerify checks client certificates for the bind; nil when it asks
-// for none.
-// Certificate is the certificate the bind serves a client asking for
-// serverName, as its certificates are now.
-func (b *Bind) Certificate(serverName string) *tls.Certificate {
-	if b.certs == nil {
-		return nil
-	}
-	in, err := b.certs.current().pickInst(&tls.ClientHelloInfo{ServerName: serverName}, b.certs.strict)
-	if err != nil {
-		return nil
-	}
-	return in.cert
-}
-
-func (b *Bind) ClientVerify() *tlsconf.ClientVerify {
-	if b.certs == nil {
-		return nil
-	}
-	return b.certs.current().verify
-}
 
 // TakeSlot counts one more stream on s unless it is at maxconn.
 func (s *Server) TakeSlot() bool {

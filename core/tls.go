@@ -408,18 +408,10 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 				}
 			}
 			sel.srcs = append(sel.srcs, certSource{list: g.crtPath(path)})
-		case "ssl-min-ver", "ssl-max-ver":
-			v, err := tlsconf.ParseVersion(a, val())
-			if err != nil {
+		case "ssl-min-ver", "ssl-max-ver", "alpn", "verify", "ciphers", "curves", "ecdhe":
+			if err := setTLSOption(c, a, val()); err != nil {
 				return nil, err
 			}
-			if a == "ssl-min-ver" {
-				c.MinVersion = v
-			} else {
-				c.MaxVersion = v
-			}
-		case "alpn":
-			c.NextProtos = strings.Split(val(), ",")
 		case "ca-file", "ca-verify-file":
 			path := val()
 			if _, err := st.LoadFile(certstore.KindCA, g.caPath(path)); err != nil {
@@ -444,29 +436,6 @@ func buildBindTLS(g *Global, b *Bind) (*tls.Config, error) {
 				return nil, err
 			}
 			sel.ignore.IgnoreCrtAll, sel.ignore.IgnoreCrt = all, set
-		case "verify":
-			switch val() {
-			case "none":
-				c.ClientAuth = tls.NoClientCert
-			case "optional":
-				c.ClientAuth = tls.VerifyClientCertIfGiven
-			case "required":
-				c.ClientAuth = tls.RequireAndVerifyClientCert
-			default:
-				return nil, fmt.Errorf("verify : unknown verify method, only 'none', 'optional', and 'required' are supported")
-			}
-		case "ciphers":
-			ids, err := tlsconf.CipherIDs(val())
-			if err != nil {
-				return nil, err
-			}
-			c.CipherSuites = ids
-		case "curves", "ecdhe":
-			ids, err := tlsconf.CurveIDs(val())
-			if err != nil {
-				return nil, err
-			}
-			c.CurvePreferences = ids
 		case "no-tls-tickets":
 			c.SessionTicketsDisabled = true
 		case "strict-sni":

@@ -258,12 +258,9 @@ func (b *bindCerts) lineConfig(base *tls.Config, cert *tls.Certificate, opts map
 	c := base.Clone()
 	c.GetCertificate = nil
 	c.Certificates = []tls.Certificate{*cert}
-	mode, caFile, caVerifyFile, crlFiles := b.base.ClientAuth, b.caFile, b.caVerifyFile, b.crlFiles
+	caFile, caVerifyFile, crlFiles := b.caFile, b.caVerifyFile, b.crlFiles
 	for k, v := range opts {
 		switch k {
-		case "verify":
-			mode = map[string]tls.ClientAuthType{"none": tls.NoClientCert,
-				"optional": tls.VerifyClientCertIfGiven, "required": tls.RequireAndVerifyClientCert}[v]
 		case "ca-file":
 			caFile = v
 			if f := b.store.File(certstore.KindCA, v); f != nil {
@@ -273,28 +270,59 @@ func (b *bindCerts) lineConfig(base *tls.Config, cert *tls.Certificate, opts map
 			caVerifyFile = v
 		case "crl-file":
 			crlFiles = []string{v}
-		case "alpn":
-			c.NextProtos = strings.Split(v, ",")
-			tlsconf.WithoutH2(c)
-		case "ssl-min-ver", "ssl-max-ver":
-			if n, err := tlsconf.ParseVersion(k, v); err == nil {
-				if k == "ssl-min-ver" {
-					c.MinVersion = n
-				} else {
-					c.MaxVersion = n
-				}
-			}
-		case "ciphers":
-			if ids, err := tlsconf.CipherIDs(v); err == nil {
-				c.CipherSuites = ids
-			}
-		case "curves", "ecdhe":
-			if ids, err := tlsconf.CurveIDs(v); err == nil {
-				c.CurvePreferences = ids
-			}
+		default:
+			// Checked when the line was read.
+			setTLSOption(c, k, v)
 		}
 	}
+	if _, ok := opts["alpn"]; ok {
+		tlsconf.WithoutH2(c)
+	}
+	mode := b.base.ClientAuth
+	if _, ok := opts["verify"]; ok {
+		mode = c.ClientAuth
+	}
 	return c, b.verifyWith(c, mode, caFile, caVerifyFile, crlFiles)
+}
+
+// setTLSOption applies one of the options a bind line and a crt-list
+// line share (versions, alpn, verify, ciphers, curves) to c; another is
+// left to the caller.
+func setTLSOption(c *tls.Config, k, v string) error {
+	switch k {
+	case "ssl-min-ver", "ssl-max-ver":
+		n, err := tlsconf.ParseVersion(k, v)
+		if err != nil {
+			return err
+		}
+		if k == "ssl-min-ver" {
+			c.MinVersion = n
+		} else {
+			c.MaxVersion = n
+		}
+	case "alpn":
+		c.NextProtos = strings.Split(v, ",")
+	case "verify":
+		m, ok := map[string]tls.ClientAuthType{"none": tls.NoClientCert,
+			"optional": tls.VerifyClientCertIfGiven, "required": tls.RequireAndVerifyClientCert}[v]
+		if !ok {
+			return fmt.Errorf("verify : unknown verify method, only 'none', 'optional', and 'required' are supported")
+		}
+		c.ClientAuth = m
+	case "ciphers":
+		ids, err := tlsconf.CipherIDs(v)
+		if err != nil {
+			return err
+		}
+		c.CipherSuites = ids
+	case "curves", "ecdhe":
+		ids, err := tlsconf.CurveIDs(v)
+		if err != nil {
+			return err
+		}
+		c.CurvePreferences = ids
+	}
+	return nil
 }
 
 // verifyWith sets c up to verify client certificates as mode asks,
@@ -404,6 +432,19 @@ func completeChains(chains [][]*x509.Certificate, cas []*x509.Certificate) [][]*
 		out = append(out, ch)
 	}
 	return out
+}
+
+// Certificate is the certificate the bind serves a client asking for
+// serverName, as its certificates are now.
+func (b *Bind) Certificate(serverName string) *tls.Certificate {
+	if b.certs == nil {
+		return nil
+	}
+	in, err := b.certs.current().pickInst(&tls.ClientHelloInfo{ServerName: serverName}, b.certs.strict)
+	if err != nil {
+		return nil
+	}
+	return in.cert
 }
 
 // ClientVerifyFor is how the bind verified the client of a connection

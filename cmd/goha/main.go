@@ -80,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			if errors.As(err, &errno) {
 				// strerror's words, as HAProxy prints them.
 				why = errno.Error()
-				why = strings.ToUpper(why[:1]) + why[1:]
+				why = capitalize(why)
 			}
 			fmt.Fprintf(stderr, "[ALERT]    (%d) : Could not change to directory %s : %s\n", os.Getpid(), o.chdirArg, why)
 			return 1

@@ -153,11 +153,10 @@ func resolveBindAddr(addr string) (netip.AddrPort, error) {
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		ips, lerr := net.LookupIP(host)
-		if lerr != nil || len(ips) == 0 {
+		var ok bool
+		if ip, ok = core.ResolveHost(host); !ok {
 			return netip.AddrPort{}, errors.New("cannot resolve " + host)
 		}
-		ip, _ = netip.AddrFromSlice(ips[0])
 	}
 	return netip.AddrPortFrom(ip.Unmap(), uint16(p)), nil
 }

@@ -383,15 +383,7 @@ func (ss *sampleStream) BackendTLSState() *tls.ConnectionState {
 			c = sc.Conn
 		}
 	}
-	tc := tlsConnOf(c)
-	if tc == nil {
-		return nil
-	}
-	cs := tc.ConnectionState()
-	if !cs.HandshakeComplete {
-		return nil
-	}
-	return &cs
+	return connTLSState(c)
 }
 
 func (ss *sampleStream) bind() *core.Bind {
@@ -410,25 +402,11 @@ func (ss *sampleStream) FrontCertificate() *x509.Certificate {
 	if cs == nil || b == nil {
 		return nil
 	}
-	crt := b.Certificate(cs.ServerName)
-	if crt == nil {
-		return nil
+	// The store's certificates carry their parsed leaf.
+	if crt := b.Certificate(cs.ServerName); crt != nil {
+		return crt.Leaf
 	}
-	return leafOf(crt)
-}
-
-func leafOf(c *tls.Certificate) *x509.Certificate {
-	if c.Leaf != nil {
-		return c.Leaf
-	}
-	if len(c.Certificate) == 0 {
-		return nil
-	}
-	l, err := x509.ParseCertificate(c.Certificate[0])
-	if err != nil {
-		return nil
-	}
-	return l
+	return nil
 }
 
 // ClientVerify verifies the client's chain again, as the handshake did
