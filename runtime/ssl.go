@@ -6,7 +6,6 @@ import (
 	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/asn1"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"goha/core/certstore"
+	"goha/core/tlsconf"
 )
 
 // The ssl commands: the certificates, crt-lists, CA and CRL files of the
@@ -224,11 +224,11 @@ func writeCertDetails(b *strings.Builder, x *x509.Certificate, chain []*x509.Cer
 	fmt.Fprintf(b, "Subject Alternative Name: %s\n", sanOneLine(x))
 	fmt.Fprintf(b, "Algorithm: %s\n", keyAlgorithm(x))
 	fmt.Fprintf(b, "SHA1 FingerPrint: %X\n", sha1.Sum(x.Raw))
-	fmt.Fprintf(b, "Subject: %s\n", oneLine(x.RawSubject))
-	fmt.Fprintf(b, "Issuer: %s\n", oneLine(x.RawIssuer))
+	fmt.Fprintf(b, "Subject: %s\n", tlsconf.OneLine(x.RawSubject))
+	fmt.Fprintf(b, "Issuer: %s\n", tlsconf.OneLine(x.RawIssuer))
 	for _, ch := range chain {
-		fmt.Fprintf(b, "Chain Subject: %s\n", oneLine(ch.RawSubject))
-		fmt.Fprintf(b, "Chain Issuer: %s\n", oneLine(ch.RawIssuer))
+		fmt.Fprintf(b, "Chain Subject: %s\n", tlsconf.OneLine(ch.RawSubject))
+		fmt.Fprintf(b, "Chain Issuer: %s\n", tlsconf.OneLine(ch.RawIssuer))
 	}
 }
 
@@ -279,34 +279,6 @@ func keyAlgorithm(x *x509.Certificate) string {
 		return "ED25519"
 	}
 	return "Unknown"
-}
-
-// dnShort are the short names OpenSSL's one-line form gives attributes.
-var dnShort = map[string]string{
-	"2.5.4.3": "CN", "2.5.4.6": "C", "2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.10": "O",
-	"2.5.4.11": "OU", "2.5.4.5": "serialNumber", "2.5.4.9": "street", "2.5.4.17": "postalCode",
-	"2.5.4.4": "SN", "2.5.4.42": "GN", "2.5.4.12": "title", "1.2.840.113549.1.9.1": "emailAddress",
-	"0.9.2342.19200300.100.1.25": "DC", "0.9.2342.19200300.100.1.1": "UID",
-}
-
-// oneLine writes a distinguished name as OpenSSL's X509_NAME_oneline,
-// in the certificate's order: /C=FR/ST=.../CN=....
-func oneLine(raw []byte) string {
-	var seq pkix.RDNSequence
-	if _, err := asn1.Unmarshal(raw, &seq); err != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, rdn := range seq {
-		for _, a := range rdn {
-			k := dnShort[a.Type.String()]
-			if k == "" {
-				k = a.Type.String()
-			}
-			fmt.Fprintf(&b, "/%s=%v", k, a.Value)
-		}
-	}
-	return b.String()
 }
 
 // fileKind is what differs between the CA and CRL file commands.
@@ -521,7 +493,7 @@ func writeCRL(b *strings.Builder, l *x509.RevocationList) {
 	}
 	fmt.Fprintf(b, "Version %d\n", v)
 	fmt.Fprintf(b, "Signature Algorithm: %s\n", certstore.SigAlgName(l.SignatureAlgorithm))
-	fmt.Fprintf(b, "Issuer: %s\n", oneLine(l.RawIssuer))
+	fmt.Fprintf(b, "Issuer: %s\n", tlsconf.OneLine(l.RawIssuer))
 	fmt.Fprintf(b, "Last Update: %s\n", l.ThisUpdate.UTC().Format("Jan _2 15:04:05 2006 GMT"))
 	fmt.Fprintf(b, "Next Update: %s\n", l.NextUpdate.UTC().Format("Jan _2 15:04:05 2006 GMT"))
 	if len(l.RevokedCertificateEntries) == 0 {

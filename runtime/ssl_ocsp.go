@@ -310,27 +310,26 @@ const dnSpecial = ",+\"\\<>;"
 func nameOneLineSpc(raw []byte) string { return nameText(raw, " = ", true) }
 
 func nameText(raw []byte, eq string, quote bool) string {
-	var seq pkix.RDNSequence
-	if _, err := asn1.Unmarshal(raw, &seq); err != nil {
+	dn, ok := tlsconf.ParseDN(raw)
+	if !ok {
 		return ""
 	}
-	var parts []string
-	for _, rdn := range seq {
-		var vals []string
-		for _, a := range rdn {
-			k := dnShort[a.Type.String()]
-			if k == "" {
-				k = a.Type.String()
-			}
-			v := fmt.Sprint(a.Value)
-			if quote && strings.ContainsAny(v, dnSpecial) {
-				v = `"` + v + `"`
-			}
-			vals = append(vals, k+eq+v)
+	var b strings.Builder
+	for i, e := range dn {
+		switch {
+		case i == 0:
+		case e.SameSet:
+			b.WriteString(" + ")
+		default:
+			b.WriteString(", ")
 		}
-		parts = append(parts, strings.Join(vals, " + "))
+		v := e.Value
+		if quote && strings.ContainsAny(v, dnSpecial) {
+			v = `"` + v + `"`
+		}
+		b.WriteString(e.Short + eq + v)
 	}
-	return strings.Join(parts, ", ")
+	return b.String()
 }
 
 // x509Print is OpenSSL's X509_print for the certificates a responder
@@ -470,7 +469,7 @@ func extValue(x *x509.Certificate, e pkix.Extension) string {
 		if len(aki.Issuer.Bytes) > 0 {
 			var gn asn1.RawValue
 			if _, err := asn1.Unmarshal(aki.Issuer.Bytes, &gn); err == nil && gn.Tag == 4 {
-				s.WriteString(pad + "DirName:" + oneLine(gn.Bytes) + "\n")
+				s.WriteString(pad + "DirName:" + tlsconf.OneLine(gn.Bytes) + "\n")
 			}
 		}
 		if aki.Serial != nil {

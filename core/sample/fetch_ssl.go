@@ -4,8 +4,6 @@ import (
 	"crypto/sha1"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/asn1"
 	"fmt"
 	"strings"
 	"time"
@@ -435,7 +433,7 @@ func dnArgs(env *Env, a []Arg) error {
 // value of one of its entries.
 func dnFetch(cf func(string, Type, func(*Request, *x509.Certificate, []Arg, *Sample) bool) Fetch, name string, raw func(c *x509.Certificate) []byte) Fetch {
 	f := cf(name, TStr, func(r *Request, c *x509.Certificate, a []Arg, s *Sample) bool {
-		atvs, ok := parseDN(raw(c))
+		atvs, ok := tlsconf.ParseDN(raw(c))
 		if !ok {
 			return false
 		}
@@ -450,7 +448,7 @@ func dnFetch(cf func(string, Type, func(*Request, *x509.Certificate, []Arg, *Sam
 			}
 			var match []int
 			for i := range atvs {
-				if atvs[i].short == entry {
+				if atvs[i].Short == entry {
 					match = append(match, i)
 				}
 			}
@@ -460,31 +458,31 @@ func dnFetch(cf func(string, Type, func(*Request, *x509.Certificate, []Arg, *Sam
 			if occ < 1 || occ > int64(len(match)) {
 				return false
 			}
-			s.setStr(constBytes(r, atvs[match[occ-1]].value))
+			s.setStr(constBytes(r, atvs[match[occ-1]].Value))
 			return true
 		}
 		b := r.alloc(len(raw(c)))
 		if len(a) > 2 && a[2].S == "rfc2253" {
 			for i := len(atvs) - 1; i >= 0; i-- {
 				if i != len(atvs)-1 {
-					if atvs[i+1].sameSet {
+					if atvs[i+1].SameSet {
 						b = append(b, '+')
 					} else {
 						b = append(b, ',')
 					}
 				}
-				b = append(b, atvs[i].short...)
+				b = append(b, atvs[i].Short...)
 				b = append(b, '=')
-				b = appendRFC2253Value(b, atvs[i].value)
+				b = appendRFC2253Value(b, atvs[i].Value)
 			}
 		} else {
 			// OpenSSL's one-line form separates every entry with '/',
 			// multi-valued RDNs included.
 			for i := range atvs {
 				b = append(b, '/')
-				b = append(b, atvs[i].short...)
+				b = append(b, atvs[i].Short...)
 				b = append(b, '=')
-				b = append(b, atvs[i].value...)
+				b = append(b, atvs[i].Value...)
 			}
 		}
 		s.setStr(b)
@@ -493,46 +491,6 @@ func dnFetch(cf func(string, Type, func(*Request, *x509.Certificate, []Arg, *Sam
 	f.Max = 3
 	f.Check = dnArgs
 	return f
-}
-
-type dnEntry struct {
-	short   string
-	value   string
-	sameSet bool // in the same RDN as the entry before (multi-valued)
-}
-
-// oidNames are OpenSSL's short names of the usual DN attributes.
-var oidNames = map[string]string{
-	"2.5.4.3": "CN", "2.5.4.4": "SN", "2.5.4.5": "serialNumber", "2.5.4.6": "C",
-	"2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.9": "street", "2.5.4.10": "O",
-	"2.5.4.11": "OU", "2.5.4.12": "title", "2.5.4.42": "GN", "2.5.4.43": "initials",
-	"2.5.4.44": "generationQualifier", "2.5.4.46": "dnQualifier", "2.5.4.65": "pseudonym",
-	"2.5.4.17": "postalCode", "1.2.840.113549.1.9.1": "emailAddress",
-	"0.9.2342.19200300.100.1.25": "DC", "0.9.2342.19200300.100.1.1": "UID",
-}
-
-// parseDN reads a DER distinguished name in its order, with each
-// attribute's OpenSSL short name.
-func parseDN(der []byte) ([]dnEntry, bool) {
-	var seq pkix.RDNSequence
-	if rest, err := asn1.Unmarshal(der, &seq); err != nil || len(rest) != 0 {
-		return nil, false
-	}
-	var out []dnEntry
-	for _, rdn := range seq {
-		for j, atv := range rdn {
-			name, ok := oidNames[atv.Type.String()]
-			if !ok {
-				name = atv.Type.String()
-			}
-			v, ok := atv.Value.(string)
-			if !ok {
-				v = fmt.Sprint(atv.Value)
-			}
-			out = append(out, dnEntry{short: name, value: v, sameSet: j > 0})
-		}
-	}
-	return out, true
 }
 
 func appendRFC2253Value(b []byte, v string) []byte {
