@@ -1,9 +1,6 @@
 package runtime
 
 import (
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/x509"
 	"encoding/asn1"
@@ -219,8 +216,8 @@ func cmdShowCert(c *Ctx) {
 // and `show ssl ca-file` do.
 func writeCertDetails(b *strings.Builder, x *x509.Certificate, chain []*x509.Certificate) {
 	fmt.Fprintf(b, "Serial: %X\n", serialBytes(x))
-	fmt.Fprintf(b, "notBefore: %s\n", x.NotBefore.UTC().Format("Jan _2 15:04:05 2006 GMT"))
-	fmt.Fprintf(b, "notAfter: %s\n", x.NotAfter.UTC().Format("Jan _2 15:04:05 2006 GMT"))
+	fmt.Fprintf(b, "notBefore: %s\n", asn1Time(x.NotBefore))
+	fmt.Fprintf(b, "notAfter: %s\n", asn1Time(x.NotAfter))
 	fmt.Fprintf(b, "Subject Alternative Name: %s\n", sanOneLine(x))
 	fmt.Fprintf(b, "Algorithm: %s\n", keyAlgorithm(x))
 	fmt.Fprintf(b, "SHA1 FingerPrint: %X\n", sha1.Sum(x.Raw))
@@ -270,13 +267,8 @@ func serialBytes(x *x509.Certificate) []byte {
 }
 
 func keyAlgorithm(x *x509.Certificate) string {
-	switch k := x.PublicKey.(type) {
-	case *rsa.PublicKey:
-		return "RSA" + strconv.Itoa(k.N.BitLen())
-	case *ecdsa.PublicKey:
-		return "EC" + strconv.Itoa(k.Curve.Params().BitSize)
-	case ed25519.PublicKey:
-		return "ED25519"
+	if n := tlsconf.KeyBits(x); n != "" {
+		return n
 	}
 	return "Unknown"
 }
@@ -494,8 +486,8 @@ func writeCRL(b *strings.Builder, l *x509.RevocationList) {
 	fmt.Fprintf(b, "Version %d\n", v)
 	fmt.Fprintf(b, "Signature Algorithm: %s\n", certstore.SigAlgName(l.SignatureAlgorithm))
 	fmt.Fprintf(b, "Issuer: %s\n", tlsconf.OneLine(l.RawIssuer))
-	fmt.Fprintf(b, "Last Update: %s\n", l.ThisUpdate.UTC().Format("Jan _2 15:04:05 2006 GMT"))
-	fmt.Fprintf(b, "Next Update: %s\n", l.NextUpdate.UTC().Format("Jan _2 15:04:05 2006 GMT"))
+	fmt.Fprintf(b, "Last Update: %s\n", asn1Time(l.ThisUpdate))
+	fmt.Fprintf(b, "Next Update: %s\n", asn1Time(l.NextUpdate))
 	if len(l.RevokedCertificateEntries) == 0 {
 		b.WriteString("No Revoked Certificates.\n")
 		return
@@ -503,7 +495,7 @@ func writeCRL(b *strings.Builder, l *x509.RevocationList) {
 	b.WriteString("Revoked Certificates:\n")
 	for _, r := range l.RevokedCertificateEntries {
 		fmt.Fprintf(b, "    Serial Number: %X\n", r.SerialNumber.Bytes())
-		fmt.Fprintf(b, "        Revocation Date: %s\n", r.RevocationTime.UTC().Format("Jan _2 15:04:05 2006 GMT"))
+		fmt.Fprintf(b, "        Revocation Date: %s\n", asn1Time(r.RevocationTime))
 	}
 }
 

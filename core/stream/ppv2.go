@@ -1,14 +1,9 @@
 package stream
 
 import (
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/rsa"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/binary"
 	"net"
-	"strconv"
 
 	"goha/core"
 	"goha/core/sample"
@@ -104,7 +99,7 @@ func (proc *Process) appendSSLTLV(b []byte, opts uint16, si *streamInfo, cs *tls
 		if len(cs.PeerCertificates) > 0 {
 			crt := cs.PeerCertificates[0]
 			if opts&core.PPv2CertKey != 0 {
-				if v := keyAlgName(crt); v != "" {
+				if v := tlsconf.KeyBits(crt); v != "" {
 					b = appendTLV(b, pp2SubSSLKeyAlg, []byte(v))
 				}
 			}
@@ -160,18 +155,4 @@ func connProxyHeader(c net.Conn) (rcvd bool, authority, uniqueID []byte) {
 		}
 	}
 	return false, nil, nil
-}
-
-// keyAlgName names a certificate's key as HAProxy's KEY_ALG sub-TLV does:
-// the algorithm and the key's size in bits.
-func keyAlgName(c *x509.Certificate) string {
-	switch k := c.PublicKey.(type) {
-	case *rsa.PublicKey:
-		return "RSA" + strconv.Itoa(k.N.BitLen())
-	case *ecdsa.PublicKey:
-		return "EC" + strconv.Itoa(k.Curve.Params().BitSize)
-	case ed25519.PublicKey:
-		return "ED25519"
-	}
-	return ""
 }

@@ -1,9 +1,14 @@
 package tlsconf
 
 import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -61,4 +66,19 @@ func OneLine(der []byte) string {
 		b.WriteString(e.Value)
 	}
 	return b.String()
+}
+
+// KeyBits names a certificate's key as HAProxy's show ssl cert and the
+// PROXY protocol's KEY_ALG sub-TLV do: the algorithm and the key's size
+// in bits (RSA2048, EC256, ED25519); "" for another kind of key.
+func KeyBits(c *x509.Certificate) string {
+	switch k := c.PublicKey.(type) {
+	case *rsa.PublicKey:
+		return "RSA" + strconv.Itoa(k.N.BitLen())
+	case *ecdsa.PublicKey:
+		return "EC" + strconv.Itoa(k.Curve.Params().BitSize)
+	case ed25519.PublicKey:
+		return "ED25519"
+	}
+	return ""
 }
