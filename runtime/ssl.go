@@ -484,7 +484,7 @@ func writeCRL(b *strings.Builder, l *x509.RevocationList) {
 		v = 2
 	}
 	fmt.Fprintf(b, "Version %d\n", v)
-	fmt.Fprintf(b, "Signature Algorithm: %s\n", certstore.SigAlgName(l.SignatureAlgorithm))
+	fmt.Fprintf(b, "Signature Algorithm: %s\n", tlsconf.SigAlgLongName(l.SignatureAlgorithm))
 	fmt.Fprintf(b, "Issuer: %s\n", tlsconf.OneLine(l.RawIssuer))
 	fmt.Fprintf(b, "Last Update: %s\n", asn1Time(l.ThisUpdate))
 	fmt.Fprintf(b, "Next Update: %s\n", asn1Time(l.NextUpdate))

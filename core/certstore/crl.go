@@ -50,33 +50,6 @@ var sigAlgs = map[string]x509.SignatureAlgorithm{
 	"1.3.101.112":           x509.PureEd25519,
 }
 
-// SigAlgName is OpenSSL's long name of a CRL's signature algorithm.
-func SigAlgName(a x509.SignatureAlgorithm) string {
-	switch a {
-	case x509.MD5WithRSA:
-		return "md5WithRSAEncryption"
-	case x509.SHA1WithRSA:
-		return "sha1WithRSAEncryption"
-	case x509.SHA256WithRSA:
-		return "sha256WithRSAEncryption"
-	case x509.SHA384WithRSA:
-		return "sha384WithRSAEncryption"
-	case x509.SHA512WithRSA:
-		return "sha512WithRSAEncryption"
-	case x509.ECDSAWithSHA1:
-		return "ecdsa-with-SHA1"
-	case x509.ECDSAWithSHA256:
-		return "ecdsa-with-SHA256"
-	case x509.ECDSAWithSHA384:
-		return "ecdsa-with-SHA384"
-	case x509.ECDSAWithSHA512:
-		return "ecdsa-with-SHA512"
-	case x509.PureEd25519:
-		return "ED25519"
-	}
-	return a.String()
-}
-
 func parseCRLv1(der []byte) (*x509.RevocationList, error) {
 	var c crlV1
 	rest, err := asn1.Unmarshal(der, &c)

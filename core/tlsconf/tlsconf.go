@@ -235,37 +235,36 @@ func SelectBySNI(certs []tls.Certificate, filters [][]string, strict bool) func(
 	}
 }
 
+// sigAlgNames are OpenSSL's short and long names of the signature
+// algorithms Go knows.
+var sigAlgNames = map[x509.SignatureAlgorithm][2]string{
+	x509.MD5WithRSA:       {"RSA-MD5", "md5WithRSAEncryption"},
+	x509.SHA1WithRSA:      {"RSA-SHA1", "sha1WithRSAEncryption"},
+	x509.SHA256WithRSA:    {"RSA-SHA256", "sha256WithRSAEncryption"},
+	x509.SHA384WithRSA:    {"RSA-SHA384", "sha384WithRSAEncryption"},
+	x509.SHA512WithRSA:    {"RSA-SHA512", "sha512WithRSAEncryption"},
+	x509.SHA256WithRSAPSS: {"RSASSA-PSS", ""},
+	x509.SHA384WithRSAPSS: {"RSASSA-PSS", ""},
+	x509.SHA512WithRSAPSS: {"RSASSA-PSS", ""},
+	x509.DSAWithSHA1:      {"DSA-SHA1", ""},
+	x509.DSAWithSHA256:    {"dsa_with_SHA256", ""},
+	x509.ECDSAWithSHA1:    {"ecdsa-with-SHA1", "ecdsa-with-SHA1"},
+	x509.ECDSAWithSHA256:  {"ecdsa-with-SHA256", "ecdsa-with-SHA256"},
+	x509.ECDSAWithSHA384:  {"ecdsa-with-SHA384", "ecdsa-with-SHA384"},
+	x509.ECDSAWithSHA512:  {"ecdsa-with-SHA512", "ecdsa-with-SHA512"},
+	x509.PureEd25519:      {"ED25519", "ED25519"},
+}
+
 // SigAlgName is OpenSSL's short name of a certificate's signature
 // algorithm, as ssl_c_sig_alg and the PROXY protocol's SIG_ALG
-// sub-TLV give it.
-func SigAlgName(c *x509.Certificate) string {
-	switch c.SignatureAlgorithm {
-	case x509.MD5WithRSA:
-		return "RSA-MD5"
-	case x509.SHA1WithRSA:
-		return "RSA-SHA1"
-	case x509.SHA256WithRSA:
-		return "RSA-SHA256"
-	case x509.SHA384WithRSA:
-		return "RSA-SHA384"
-	case x509.SHA512WithRSA:
-		return "RSA-SHA512"
-	case x509.SHA256WithRSAPSS, x509.SHA384WithRSAPSS, x509.SHA512WithRSAPSS:
-		return "RSASSA-PSS"
-	case x509.DSAWithSHA1:
-		return "DSA-SHA1"
-	case x509.DSAWithSHA256:
-		return "dsa_with_SHA256"
-	case x509.ECDSAWithSHA1:
-		return "ecdsa-with-SHA1"
-	case x509.ECDSAWithSHA256:
-		return "ecdsa-with-SHA256"
-	case x509.ECDSAWithSHA384:
-		return "ecdsa-with-SHA384"
-	case x509.ECDSAWithSHA512:
-		return "ecdsa-with-SHA512"
-	case x509.PureEd25519:
-		return "ED25519"
+// sub-TLV give it; "" for one OpenSSL would not name.
+func SigAlgName(c *x509.Certificate) string { return sigAlgNames[c.SignatureAlgorithm][0] }
+
+// SigAlgLongName is OpenSSL's long name of a signature algorithm, as
+// show ssl crl-file writes a CRL's; Go's name for the others.
+func SigAlgLongName(a x509.SignatureAlgorithm) string {
+	if n := sigAlgNames[a][1]; n != "" {
+		return n
 	}
-	return ""
+	return a.String()
 }
