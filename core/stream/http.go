@@ -76,6 +76,9 @@ type hconn struct {
 	// track is the exchange's stick counters; its sess is the
 	// connection's (connState.trk).
 	track tracking
+	// trackEnded: the exchange's tracking ended (endTracking), before
+	// the last write when the reply goes out in one.
+	trackEnded bool
 	// stores are the keys stick store rules took, recorded with the
 	// server once it answers.
 	stores []pendingStore
@@ -338,6 +341,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	hc.ss = newSampleStream(proc, si, hc.ent, hc.raw.Conn, first, shard)
 	hc.ss.trk = &hc.track
 	hc.rs.tr, hc.rs.trackIn = &hc.track, &hc.track.strm
+	hc.trackEnded = false
 	view.Stream = &hc.ss
 	si.view = view
 	hlen, ok, park := proc.readRequest(fe, c, cbuf, hc, first, si)
@@ -750,6 +754,7 @@ func (proc *Process) exchangeDone(fe, be *proxy, srv *server, hc *hconn, end tim
 	proc.accountHTTP(fe, be, srv, si)
 	proc.logHTTP(si)
 	si.logged = true
+	hc.endTracking(si)
 }
 
 // takeBytes adds the bytes the exchange moved so far to the h1 byte
@@ -1336,6 +1341,7 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			b, n, force := proc.ruleReply(px, hc, r, mode)
 			si.bytesOut = n
 			b = hc.afterLocal(si.fe, px, b, si)
+			hc.endTracking(si)
 			c.Write(b)
 			si.tt = time.Since(si.accept)
 			si.ta = si.tt
@@ -1379,6 +1385,9 @@ func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.Co
 	if b != nil && si.hc != nil {
 		b = si.hc.afterLocal(si.fe, si.be, b, si)
 	}
+	if si.hc != nil {
+		si.hc.endTracking(si)
+	}
 	if b != nil {
 		c.SetWriteDeadline(time.Now().Add(time.Second))
 		c.Write(b)
@@ -1412,6 +1421,7 @@ func (proc *Process) sendRedirect(px *proxy, c net.Conn, hc *hconn, r *httpRule,
 	b := hc.redirectReply(r.redir, v, mode)
 	b = hc.afterLocal(si.fe, px, b, si)
 	si.bytesOut = int64(len(b))
+	hc.endTracking(si)
 	c.Write(b)
 	si.tt = time.Since(si.accept)
 	si.ta = si.tt

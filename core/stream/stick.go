@@ -196,8 +196,15 @@ func (tr *tracking) any() bool {
 }
 
 // endTracking counts an HTTP exchange's status and bytes in what it
-// tracks, then ends the stream's own tracking.
+// tracks, then ends the stream's own tracking, once per exchange: a
+// reply that goes out in one write ends it before that write, so that
+// what the client does next sees the entries released, as with
+// HAProxy's single thread.
 func (hc *hconn) endTracking(si *streamInfo) {
+	if hc.trackEnded {
+		return
+	}
+	hc.trackEnded = true
 	// A server's status counts; of goha's own replies, the 4xx (a deny,
 	// a bad request) and the 5xx of a failed server, as HAProxy counts
 	// them, not a 503 for want of a server.
