@@ -243,6 +243,8 @@ func copyProxyConf(c ProxyConf) ProxyConf {
 	c.CheckRules = slices.Clone(c.CheckRules)
 	c.Errors = slices.Clone(c.Errors)
 	c.DefaultServer = copyServerConf(c.DefaultServer)
+	c.Comp = c.Comp.inherited()
+	c.Filters = nil
 	return c
 }
 
@@ -431,6 +433,7 @@ func defaultGlobal() Global {
 		StatsMaxConn:    10,
 		BufSize:         16384,
 		MaxRewrite:      1024,
+		CompMaxLevel:    1,
 		PoolLowFDRatio:  20,
 		PoolHighFDRatio: 25,
 	}

@@ -37,6 +37,10 @@ type Counters struct {
 	Rtime, Ttime             freq.SWRate
 	QtimeMax, CtimeMax       atomic.Int64
 	RtimeMax, TtimeMax       atomic.Int64
+
+	// HTTP compression: payload bytes into the compressor and out of it,
+	// bytes that passed it by (identity), responses compressed.
+	CompIn, CompOut, CompByp, CompRsp atomic.Int64
 }
 
 // HrspClass maps an HTTP status to its hrsp_* slot (0..4 for 1xx..5xx, 5 other).

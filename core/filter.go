@@ -7,12 +7,16 @@ import (
 	"syscall"
 )
 
-// parseFilter checks a filter line as far as HAProxy refuses it at parse
-// time; goha runs no filters, so an accepted line only warns. An SPOE
-// filter needs its agents' configuration file, which must at least open.
+// parseFilter reads a filter line. goha runs the compression filter; any
+// other is checked as far as HAProxy refuses it at parse time, then
+// refused, since a filter changes what traffic gets. An SPOE filter needs
+// its agents' configuration file, which must at least open.
 func parseFilter(c *kwCtx, args []string) error {
 	if len(args) == 0 {
 		return errf("parsing [%s:%d] : missing argument for 'filter' in %s '%s'.", c.pos.File, c.pos.Line, capName(c.p.Cap), c.p.Name)
+	}
+	if args[0] == "compression" {
+		return parseCompFilter(c, args)
 	}
 	if args[0] == "spoe" {
 		file := ""
@@ -39,9 +43,8 @@ func parseFilter(c *kwCtx, args []string) error {
 		}
 		f.Close()
 	}
-	// Checked as HAProxy checks it; the table then refuses the line, since
-	// a filter changes what traffic gets (compression, SPOE, cache).
-	return nil
+	c.p.Filters = append(c.p.Filters, args[0])
+	return Refused.err(c.kw)
 }
 
 // openErrText is C's strerror() text for a failed open.

@@ -133,6 +133,10 @@ type ProxyConf struct {
 
 	// CookiePersist is the `cookie` line read; nil without one.
 	CookiePersist *CookieConf
+	// Comp is what the `compression` lines set; nil without any.
+	Comp *Compression
+	// Filters are the names of the `filter` lines, in order.
+	Filters []string
 }
 
 // Proxy is a frontend, a backend, a listen section (both) or a defaults
@@ -573,6 +577,7 @@ type Global struct {
 	SpreadChecks                 int
 	BufSize                      int
 	MaxRewrite                   int
+	CompMaxLevel                 int // tune.comp.maxlevel
 	ServerStateFile              string
 	ServerStateBase              string
 	LoadStateFrom                string // global|local|none, set in defaults/backends too

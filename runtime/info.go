@@ -96,6 +96,7 @@ func infoValues(p *stream.Process, float bool) []infoValue {
 	}
 	secs := int64(up / time.Second)
 	pipesUsed, pipesFree := stream.PipeStats()
+	compIn, compOut := stream.CompressBps(now)
 	vals := map[int]infoValue{
 		0: {s: "HAProxy"}, 1: {s: core.Version}, 2: {s: core.ReleaseDate},
 		3: {n: int64(p.Threads)}, 4: {n: 1}, 5: {n: 1}, 6: {n: int64(p.PID)},
@@ -109,6 +110,7 @@ func infoValues(p *stream.Process, float bool) []infoValue {
 		26: {n: t.ConnRate}, 27: {n: int64(conf.RateLimit(core.RateConnections))}, 28: {n: t.MaxConnRate},
 		29: {n: t.SessRate}, 30: {n: int64(conf.RateLimit(core.RateSessions))}, 31: {n: t.MaxSessRate},
 		33: {n: int64(conf.RateLimit(core.RateSSLSessions))},
+		42: {n: compIn}, 43: {n: compOut},
 		44: {n: int64(conf.RateLimit(core.RateCompression)) * 1024},
 		47: {n: t.Tasks}, 49: {n: 100}, 50: {s: node}, 51: {s: conf.Global.Description},
 		52: {n: stopping}, 53: {n: t.Jobs}, 55: {n: t.Listeners},

@@ -443,9 +443,10 @@ func (d *statDumper) frontendRow(p *core.Proxy) {
 	r.u(46, c.ReqRate.Rate(d.now))
 	r.u(47, c.ReqRateMax.Load())
 	r.u(48, c.ReqTot.Load())
-	for i := 51; i <= 54; i++ {
-		r.u(i, 0)
-	}
+	r.u(51, c.CompIn.Load())
+	r.u(52, c.CompOut.Load())
+	r.u(53, c.CompByp.Load())
+	r.u(54, c.CompRsp.Load())
 	r.str(75, p.Mode.String())
 	r.u(77, c.ConnR.Rate(d.now))
 	r.u(78, c.ConnRateMax.Load())
@@ -636,9 +637,10 @@ func (d *statDumper) backendRow(p *core.Proxy) {
 	}
 	r.u(49, c.CliAbrt.Load())
 	r.u(50, c.SrvAbrt.Load())
-	for i := 51; i <= 54; i++ {
-		r.u(i, 0)
-	}
+	r.u(51, c.CompIn.Load())
+	r.u(52, c.CompOut.Load())
+	r.u(53, c.CompByp.Load())
+	r.u(54, c.CompRsp.Load())
 	r.u(55, lastSess(c, d.now))
 	d.times(c)
 	r.str(75, p.Mode.String())

@@ -30,7 +30,7 @@ import (
 // for TLS termination and origination (Go's crypto/tls).
 var features = []string{"+EPOLL", "+THREAD", "+OPENSSL", "+ACCEPT4",
 	"+LINUX_SPLICE", "-TPROXY", "-LINUX_TPROXY", "-CRYPT_H", "-LIBCRYPT",
-	"-TFO", "-NS", "-CPU_AFFINITY", "-ZLIB", "-SLZ", "-LUA", "-PCRE", "-QUIC",
+	"-TFO", "-NS", "-CPU_AFFINITY", "+ZLIB", "-SLZ", "-LUA", "-PCRE", "-QUIC",
 	"-PROMEX", "-DEVICEATLAS", "-51DEGREES", "-WURFL", "+SYSTEMD"}
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -337,3 +337,29 @@ func (b *Body) finished(n int) (int, bool, error) {
 	b.done = true
 	return n, true, nil
 }
+
+// DataLeft is how many of the bytes the next Scan takes are payload for
+// sure: the rest of a length-delimited body or of the current chunk's
+// data, -1 for a body that ends with the connection, 0 when framing
+// (a chunk size, a CRLF, trailers) comes next or the body is done. A
+// decoder scans payload in one piece and framing a byte at a time.
+func (b *Body) DataLeft() int64 {
+	if b.done {
+		return 0
+	}
+	switch b.Kind {
+	case BodyLength:
+		return b.Remain
+	case BodyChunked:
+		if b.st == csData {
+			return b.Remain
+		}
+	case BodyUntilClose, BodyTunnel:
+		return -1
+	}
+	return 0
+}
+
+// InTrailers reports whether a chunked body's scan is past its last
+// chunk: what comes next is its trailer fields and final empty line.
+func (b *Body) InTrailers() bool { return b.Kind == BodyChunked && !b.done && b.st >= csTrStart }

@@ -100,6 +100,7 @@ type hconn struct {
 	// rewrites; room is the one of the rules running, nil outside them.
 	roomReq, roomResp htxRoom
 	room              *htxRoom
+	comp              compState // the exchange's HTTP compression (comp.go)
 }
 
 // dropRequest drops the request being answered from the client buffer.
@@ -478,6 +479,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	if fe.OriginalTo || be.OriginalTo {
 		originalTo(fe, be, &hc.rwReq, view.Local)
 	}
+	hc.compRequest(fe, be, req)
 
 	key := lb.Key{Shard: shard}
 	if be.rt.bal.NeedsKey() {
@@ -1101,6 +1103,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	if len(fe.RspCaps) > 0 {
 		hc.caps.headers(fe.RspCaps, resp, true)
 	}
+	hc.compResponse(proc, fe, be, req, resp)
 	hc.rwResp.Reset()
 	hc.bw = bodyWait{sc: sc, hlen: hlen, size: respSize}
 	g := &proc.Conf.Global
@@ -1140,6 +1143,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	}
 	if be.CookiePersist != nil && be.Mode == core.ModeHTTP {
 		hc.serverCookies(be, srv, req, resp, time.Now())
+	}
+	if hc.comp.active {
+		return proc.relayCompressed(fe, be, srv, sc, c, hc, req, resp, si, clientKeep, hlen, respSize)
 	}
 	resp.DropBodilessFraming()
 	// A 2xx answer to CONNECT opens a tunnel as a 101 does.

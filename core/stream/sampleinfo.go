@@ -37,6 +37,7 @@ type sampleStream struct {
 	// wait-for-body (bodyOK), the response's by wait-for-body.
 	body, resBody     []byte
 	bodyOK, resBodyOK bool
+	comp              *compState // the exchange's compression; nil before the request selects
 }
 
 // newSampleStream describes the stream si of proc, served on conn.
@@ -59,6 +60,7 @@ var (
 	_ sample.StickCounters    = (*sampleStream)(nil)
 	_ sample.FrontendInfo     = (*sampleStream)(nil)
 	_ sample.RuleInfo         = (*sampleStream)(nil)
+	_ sample.CompInfo         = (*sampleStream)(nil)
 )
 
 func (ss *sampleStream) LastRule() (string, int, bool) {
