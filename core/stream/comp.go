@@ -88,7 +88,7 @@ func compTypes(fe, be *proxy) []string {
 
 // compResponse decides whether the response is compressed: an algorithm
 // was selected, both messages are HTTP/1.1, the request is no HEAD, the
-// status is 200 to 203, the body has a known length, and the server did
+// status is 200 to 203, the body has a known length and is not empty, and the server did
 // not encode it, forbid it (no-transform), send a malformed or several
 // ETags, or a Content-Type outside the list.
 func (hc *hconn) compResponse(proc *Process, fe, be *proxy, req, resp *http1.Head) {
@@ -113,13 +113,9 @@ func compApplies(req, resp *http1.Head, types []string) bool {
 	if st := resp.Status; st < 200 || st > 203 {
 		return false
 	}
-	switch resp.Body {
-	case http1.BodyLength, http1.BodyChunked:
-	case http1.BodyNone:
-		if resp.Flags&http1.FlagContentLength == 0 {
-			return false
-		}
-	default:
+	// A body of known length; an empty one (Content-Length: 0) is left
+	// as it is, as HAProxy leaves a bodiless message.
+	if resp.Body != http1.BodyLength && resp.Body != http1.BodyChunked {
 		return false
 	}
 	if resp.Index("content-encoding", 0) >= 0 {
@@ -144,22 +140,23 @@ func compApplies(req, resp *http1.Head, types []string) bool {
 // Content-Length, a weak ETag, and Vary.
 func (hc *hconn) compHead(resp *http1.Head) {
 	rw := &hc.rwResp
-	if hc.comp.algo != comp.Identity {
-		rw.AddString("Content-Encoding", hc.comp.algo.Coding())
-	}
-	if resp.Flags&http1.FlagContentLength != 0 {
-		resp.Del("content-length")
-	}
-	if resp.Body != http1.BodyChunked {
-		rw.AddString("Transfer-Encoding", "chunked")
-	}
 	if i := resp.Index("etag", 0); i >= 0 {
 		if v := resp.Value(i); comp.ETagKind(v) == comp.ETagStrong {
 			hc.comp.z = comp.WeakETag(hc.comp.z[:0], v)
 			resp.ReplaceValue(i, hc.comp.z)
 		}
 	}
+	if resp.Flags&http1.FlagContentLength != 0 {
+		resp.Del("content-length")
+	}
+	// In the order HAProxy 2.6 sends them.
+	if resp.Body != http1.BodyChunked {
+		rw.AddString("Transfer-Encoding", "chunked")
+	}
 	rw.AddString("Vary", "Accept-Encoding")
+	if hc.comp.algo != comp.Identity {
+		rw.AddString("Content-Encoding", hc.comp.algo.Coding())
+	}
 }
 
 // relayCompressed sends the response whose head the rules have passed,
@@ -179,10 +176,10 @@ func (proc *Process) relayCompressed(fe, be *proxy, srv *server, sc *srvConn, c 
 	out := append(cs.out[:0], hc.rwResp.Head(resp)...)
 	cs.trailers = cs.trailers[:0]
 	sbuf.Discard(hlen)
-	var in, sent int64
+	var sent int64
 	defer func() {
 		cs.out = out[:0]
-		compCount(fe, be, cs.algo, in, sent)
+		compCount(fe, be, cs.algo, hc.rsBody.Data, sent)
 		if !si.logged {
 			si.bytesOut += respSize + sent
 		}
@@ -191,7 +188,6 @@ func (proc *Process) relayCompressed(fe, be *proxy, srv *server, sc *srvConn, c 
 	for {
 		n, err := compFeed(&hc.rsBody, sbuf.Bytes(), enc, &cs.trailers)
 		sbuf.Discard(n)
-		in += int64(n)
 		if err != nil {
 			return resp.Status, false, errHeadersSent
 		}
