@@ -258,10 +258,13 @@ func printBuildOptions(w io.Writer) {
 	fmt.Fprintf(w, "Feature list : %s\n\n", strings.Join(features, " "))
 	fmt.Fprintf(w, "Default settings :\n  bufsize = 16384, maxrewrite = 1024, maxpollevents = 200\n\n")
 	fmt.Fprintf(w, "Built with multi-threading support (MAX_THREADS=4096, default=%d).\n", goruntime.NumCPU())
-	fmt.Fprintf(w, "Built with Go %s.\n\n", goruntime.Version())
+	fmt.Fprintf(w, "Built with Go %s.\n", goruntime.Version())
+	// ZLIB in the feature list: zlib's formats, made by Go's packages.
+	fmt.Fprintf(w, "Built with Go's compress packages for zlib's formats (no zlib library).\n")
+	fmt.Fprintf(w, "Compression algorithms supported : identity(\"identity\"), deflate(\"deflate\"), raw-deflate(\"deflate\"), gzip(\"gzip\")\n\n")
 	fmt.Fprintf(w, "Available polling systems :\n      epoll : pref=300,  test result OK\n\n")
 	fmt.Fprintf(w, "Available multiplexer protocols :\n              h1 : mode=HTTP  side=FE|BE  mux=H1  flags=HTX|NO_UPG\n       <default> : mode=TCP   side=FE|BE  mux=PASS flags=\n\n")
-	fmt.Fprintf(w, "Available services : none\n\nAvailable filters : none\n")
+	fmt.Fprintf(w, "Available services : none\n\nAvailable filters :\n\t[COMP] compression\n")
 }
 
 // daemonize starts a detached copy of this process and returns at once, as
