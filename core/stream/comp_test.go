@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"goha/core"
 	"goha/core/config"
@@ -73,7 +74,16 @@ func compBackend(tb testing.TB) string {
 // compProxy runs a process whose frontend fe compresses with lines and
 // returns its address and the process.
 func compProxy(tb testing.TB, lines string) (string, *Process) {
-	be := compBackend(tb)
+	return compProxyWith(tb, lines, compBackend(tb))
+}
+
+// compProxyTo is compProxy with the server at be.
+func compProxyTo(tb testing.TB, lines, be string) string {
+	addr, _ := compProxyWith(tb, lines, be)
+	return addr
+}
+
+func compProxyWith(tb testing.TB, lines, be string) (string, *Process) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -246,5 +256,61 @@ func BenchmarkProxyCompressed(b *testing.B) {
 		if resp.Header.Get("Content-Encoding") != "gzip" {
 			b.Fatal("not compressed")
 		}
+	}
+}
+
+// TestCompressionStreams checks that the body is compressed as it comes:
+// the first part of a chunked body reaches the client, decodable, while
+// the server still holds the rest back.
+func TestCompressionStreams(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	release := make(chan struct{})
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nfirst\n\r\n"))
+		<-release
+		c.Write([]byte("5\r\nrest\n\r\n0\r\n\r\n"))
+	}()
+	addr := compProxyTo(t, "    compression algo gzip\n", ln.Addr().String())
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A proxy that waited for the whole body would leave the reads
+	// below blocked: the deadline turns that into a failure.
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		close(release)
+		t.Fatal(err)
+	}
+	first := make([]byte, 6)
+	_, err = io.ReadFull(zr, first)
+	close(release)
+	if err != nil || string(first) != "first\n" {
+		t.Fatalf("first part: %q, %v", first, err)
+	}
+	rest, err := io.ReadAll(zr)
+	if err != nil || string(rest) != "rest\n" {
+		t.Fatalf("rest: %q, %v", rest, err)
 	}
 }
