@@ -39,9 +39,9 @@ func init() {
 			c.g.CompMaxLevel = v
 			return nil
 		}},
-		// The limits that turn compression off as memory, CPU or output
-		// rate run high are not implemented: only the values that set no
-		// limit are accepted.
+		// The limits that lower the level or turn compression off as
+		// memory or CPU run short are not implemented: only the values
+		// that set no limit are accepted.
 		Keyword{Name: "maxzlibmem", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
 			if first(args) == "" {
 				return errf("'%s' expects an integer argument.", c.kw)
@@ -61,13 +61,13 @@ func init() {
 			}
 			return nil
 		}},
+		// The input rate above which responses start uncompressed, in
+		// kB/s: the value `set rate-limit http-compression global` changes.
 		Keyword{Name: "maxcomprate", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
 			if first(args) == "" {
 				return errf("'%s' expects an integer argument in kb/s.", c.kw)
 			}
-			if atoiC(args[0]) != 0 {
-				return errf("'%s' is not supported by goha (only 0, no limit).", c.kw)
-			}
+			c.b.cfg.SetRateLimit(RateCompression, atoiC(args[0]))
 			return nil
 		}},
 	)

@@ -117,12 +117,13 @@ frontend f
 }
 
 // TestCompressionLimitsRefused: the limits goha does not implement are
-// refused unless they set no limit.
+// refused unless they set no limit; maxcomprate and tune.comp.maxlevel
+// are kept.
 func TestCompressionLimitsRefused(t *testing.T) {
 	for line, refused := range map[string]bool{
 		"maxzlibmem 0": false, "maxzlibmem 64": true,
 		"maxcompcpuusage 100": false, "maxcompcpuusage 50": true,
-		"maxcomprate 0": false, "maxcomprate 100": true,
+		"maxcomprate 0": false, "maxcomprate 100": false,
 		"tune.comp.maxlevel 9": false,
 	} {
 		_, diags := compBuild(t, "global\n  "+line+"\n")
@@ -130,9 +131,12 @@ func TestCompressionLimitsRefused(t *testing.T) {
 			t.Errorf("%q: refused %v, want %v:\n%s", line, got, refused, diags)
 		}
 	}
-	c, _ := compBuild(t, "global\n  tune.comp.maxlevel 6\n")
+	c, _ := compBuild(t, "global\n  tune.comp.maxlevel 6\n  maxcomprate 300\n")
 	if c.Global.CompMaxLevel != 6 {
 		t.Errorf("tune.comp.maxlevel: %d", c.Global.CompMaxLevel)
+	}
+	if got := c.RateLimit(RateCompression); got != 300 {
+		t.Errorf("maxcomprate: %d", got)
 	}
 }
 

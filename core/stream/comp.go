@@ -181,7 +181,9 @@ func (proc *Process) relayCompressed(fe, be *proxy, srv *server, sc *srvConn, c 
 		cs.out = out[:0]
 		compCount(fe, be, cs.algo, hc.rsBody.Data, sent)
 		if !si.logged {
-			si.bytesOut += respSize + sent
+			// HAProxy counts a response's bytes as they come from the
+			// server, before the compression.
+			si.bytesOut += respSize + hc.rsBody.Data
 		}
 	}()
 	first := true
@@ -210,6 +212,7 @@ func (proc *Process) relayCompressed(fe, be *proxy, srv *server, sc *srvConn, c 
 			if first {
 				// The whole response goes out in one write: counted and
 				// logged first, as relayResponse does.
+				si.bytesOut += respSize + hc.rsBody.Data
 				compDone(fe, be)
 				proc.exchangeDone(fe, be, srv, hc, time.Now())
 			}
