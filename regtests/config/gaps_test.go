@@ -19,7 +19,7 @@ var gapCases = []struct {
 }{
 	{"tcp-request-silent-drop", inFrontend("!tcp-request content silent-drop"), "tcp-request content silent-drop", true},
 	{"stats-uri", inFrontend("!stats uri /stats"), "stats uri", true},
-	{"compression", inBackend("!compression algo gzip"), "compression", true},
+	{"filter-trace", inBackend("!filter trace"), "filter", true},
 	{"capture-cookie", inFrontend("!capture cookie SRV len 10"), "capture cookie", true},
 	{"tcp-request-session-silent-drop", inFrontend("!tcp-request session silent-drop"), "tcp-request session silent-drop", true},
 	{"h1-case-adjust", inGlobal("!h1-case-adjust content-type Content-Type"), "h1-case-adjust", true},
