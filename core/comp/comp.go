@@ -228,18 +228,38 @@ func TypeAllowed(ct []byte, has bool, types []string) bool {
 	if !has {
 		return len(types) == 0
 	}
-	if len(ct) >= 9 && strings.EqualFold(string(ct[:9]), "multipart") {
+	if hasPrefixFold(ct, "multipart") {
 		return false
 	}
 	if len(types) == 0 {
 		return true
 	}
 	for _, t := range types {
-		if len(ct) >= len(t) && strings.EqualFold(string(ct[:len(t)]), t) {
+		if hasPrefixFold(ct, t) {
 			return true
 		}
 	}
 	return false
+}
+
+// hasPrefixFold says whether b starts with s, ASCII case ignored.
+func hasPrefixFold(b []byte, s string) bool {
+	if len(b) < len(s) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // wordMatch says whether s is word (any case) followed only by blanks.

@@ -186,7 +186,12 @@ func (proc *Process) relayCompressed(fe, be *proxy, srv *server, sc *srvConn, c 
 			si.bytesOut += respSize + hc.rsBody.Data
 		}
 	}()
-	first := true
+	first, streamed := true, false
+	defer func() {
+		if streamed {
+			hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
+		}
+	}()
 	for {
 		n, err := compFeed(&hc.rsBody, sbuf.Bytes(), enc, &cs.trailers)
 		sbuf.Discard(n)
@@ -222,7 +227,7 @@ func (proc *Process) relayCompressed(fe, be *proxy, srv *server, sc *srvConn, c 
 				// A streamed body can block on a client that does not
 				// read: its writes get the client timeout.
 				hc.cliIO = activeConn{c: c, dl: &hc.dl.write, to: fe.Timeouts.Client, kind: armWrite}
-				defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
+				streamed = true
 			}
 			var w io.Writer = c
 			if !done || !first {
