@@ -612,7 +612,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				}
 				// A PROXY header with the stream's unique id belongs to
 				// that stream: its connection serves no other.
-				if keepSrv && !srv.DynamicSNI() && srv.PPv2Opts&core.PPv2UniqueID == 0 && hc.keepServerConn() {
+				if keepSrv && srv.PPv2Opts&core.PPv2UniqueID == 0 && hc.keepServerConn() {
 					sc.idleAt = end
 					// An idle connection holds no buffer: the next
 					// request takes a warm one from the pool.
@@ -948,18 +948,15 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 		// destination, as in HAProxy.
 		client = dstConn{c, hc.addrs.dst}
 	}
-	sni := ""
-	if srv.DynamicSNI() {
-		// The connection carries this request's name: never share it.
-		sni = string(hostOnly(hostOf(si)))
-	} else if srv.private() {
+	ckey, sni := proc.connKey(srv, si, client)
+	if srv.private() {
 		if e := priv.take(srv, privKey(srv, client)); e != nil {
 			srv.Counters.Reuse.Add(1)
 			be.BE.Reuse.Add(1)
 			si.connected = true
 			return e, srv, nil
 		}
-	} else if e := srv.pool.Get(shard, fl); e != nil {
+	} else if e := srv.pool.GetKey(shard, fl, ckey); e != nil {
 		srv.Counters.Reuse.Add(1)
 		be.BE.Reuse.Add(1)
 		si.connected = true
@@ -977,7 +974,9 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 			sc.io.initRaw(nc)
 			sc.peek.init(nc)
 			si.connected = true
-			return srv.pool.Track(sc, gen), srv, nil
+			e := srv.pool.Track(sc, gen)
+			e.SetKey(ckey)
+			return e, srv, nil
 		}
 		srv.observe(check.EventL4Err)
 		countFailedAttempt(srv, time.Now())
@@ -1495,31 +1494,6 @@ func appendReqLine(b []byte, h *http1.Head) []byte {
 	b = append(b, h.URI()...)
 	b = append(b, ' ')
 	return append(b, h.Version()...)
-}
-
-// hostOf returns the Host of the request being served.
-func hostOf(si *streamInfo) []byte { return si.host }
-
-// hostOnly strips a port from a Host value.
-func hostOnly(h []byte) []byte {
-	if len(h) > 0 && h[0] == '[' {
-		if i := bytesIndexByte(h, ']'); i > 0 {
-			return h[1:i]
-		}
-	}
-	if i := bytesIndexByte(h, ':'); i >= 0 {
-		return h[:i]
-	}
-	return h
-}
-
-func bytesIndexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // endLocalHead ends the head of a reply the proxy makes itself with the

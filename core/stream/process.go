@@ -252,4 +252,5 @@ type server struct {
 	sessions sessionSet             // client connections of the streams being served
 	chk      *check.Server          // health and agent checks; nil when unchecked
 	direct   core.DirectKind        // a dispatch or transparent backend's server
+	sni      *sample.SampleExpr     // a request-dependent sni (connkey.go); nil otherwise
 }
