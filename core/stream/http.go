@@ -566,7 +566,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		}
 		// timeout server counts from the request's sending, not from
 		// its arrival: the connect time is not the server's.
-		sc.dl.armBoth(sc, time.Now(), hc.serverTimeout(be))
+		sendAt := time.Now()
+		sc.dl.armBoth(sc, sendAt, hc.serverTimeout(be))
 		// Send the head and what of the body is here; stream the rest.
 		if complete && sc.buf.Len() == 0 && (!entry.Reused() || now.Sub(sc.idleAt) < quietIdle) {
 			// The whole request is here: it goes out with the read of
@@ -576,7 +577,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		}
 		// Tr counts from here, as HAProxy's counts from the server
 		// connection's establishment: an upload's time is in it.
-		hc.tSent = time.Now()
+		hc.tSent = sendAt
 		hc.ent.setPhase(PhaseResponse, hc.tSent)
 		_, werr := hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
 		if !complete {
