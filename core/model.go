@@ -161,8 +161,8 @@ type Proxy struct {
 	HTTPRespRules  []LineDef
 	// CacheFilters are the caches the proxy uses, in declaration order;
 	// filterOrder the proxy's filters as declared, for the order checks.
-	CacheFilters []CacheFilter
-	filterOrder  []string
+	CacheFilters   []CacheFilter
+	filterOrder    []string
 	HTTPAfterRules []LineDef // http-after-response
 	// ReqCaps and RspCaps are a frontend's capture slots, in the order
 	// they were declared (their ids).
