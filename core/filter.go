@@ -14,6 +14,9 @@ func parseFilter(c *kwCtx, args []string) error {
 	if len(args) == 0 {
 		return errf("parsing [%s:%d] : missing argument for 'filter' in %s '%s'.", c.pos.File, c.pos.Line, capName(c.p.Cap), c.p.Name)
 	}
+	if args[0] == "cache" {
+		return parseCacheFilter(c, args)
+	}
 	if args[0] == "spoe" {
 		file := ""
 		for i := 1; i < len(args); i++ {
@@ -39,9 +42,10 @@ func parseFilter(c *kwCtx, args []string) error {
 		}
 		f.Close()
 	}
-	// Checked as HAProxy checks it; the table then refuses the line, since
-	// a filter changes what traffic gets (compression, SPOE, cache).
-	return nil
+	// Checked as HAProxy checks it, then refused: a filter changes what
+	// traffic gets (compression, SPOE).
+	c.p.filterOrder = append(c.p.filterOrder, args[0])
+	return Refused.err("filter")
 }
 
 // openErrText is C's strerror() text for a failed open.

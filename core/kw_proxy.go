@@ -318,7 +318,7 @@ var proxyKeywords = []Keyword{
 	{Name: "stats hide-version", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
 	{Name: "capture", Scope: scopeDefaults | scopeFE, Args: ArgsAny, Parse: parseCapture},
 	{Name: "compression", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseFilter, Unimplemented: Refused},
+	{Name: "filter", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseFilter},
 	{Name: "stick-table", Scope: scopeFE | scopeBE, Args: ArgsAny, Parse: parseStickTableKw},
 	{Name: "stick", Scope: scopeBE, Args: ArgsAny, Parse: parseStickRule},
 	{Name: "unique-id-format", Scope: scopeProxy, Args: ArgsAny, Parse: parseUniqueIDFormat},

@@ -496,16 +496,8 @@ func init() {
 			s.setInt(n)
 			return true
 		}},
-		// goha neither caches nor compresses (both are refused in the
-		// configuration): no response comes from a cache or is
-		// compressed, and there is no cache or algorithm to name.
-		Fetch{Name: "res.cache_hit", Out: TBool, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool {
-			if r.response() == nil {
-				return false
-			}
-			s.setBool(false)
-			return true
-		}},
+		// goha does not compress (refused in the configuration): no
+		// response is compressed, and there is no algorithm to name.
 		Fetch{Name: "res.comp", Out: TBool, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool {
 			if r.response() == nil {
 				return false
@@ -513,7 +505,6 @@ func init() {
 			s.setBool(false)
 			return true
 		}},
-		Fetch{Name: "res.cache_name", Out: TStr, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool { return false }},
 		Fetch{Name: "res.comp_algo", Out: TStr, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool { return false }},
 	)
 }

@@ -58,6 +58,8 @@ type hconn struct {
 	// arrives, so that a stale pooled connection can be retried.
 	reqPending int
 
+	cache cacheTxn // the HTTP cache's state of the exchange
+
 	// The two sides of a body being streamed, with their inactivity
 	// timeouts re-armed as it moves.
 	cliIO, srvIO activeConn
@@ -328,6 +330,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		hc.addrs.dst = hc.cs.dst
 	}
 	hc.srvTimeout, hc.tunTimeout = 0, 0
+	hc.cache = cacheTxn{}
 	hc.killed.Store(false)
 	hc.abort.Store(abortIdle)
 	si := &hc.si
@@ -441,6 +444,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	}
 
 	hc.room = nil
+	if hc.cache.hit != nil {
+		return proc.serveCached(fe, be, c, cbuf, hc, hlen, si), false
+	}
 
 	// The persistence cookie, after the backend's rules, as HAProxy.
 	var direct *server
@@ -1179,6 +1185,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	if _, err := hc.rwResp.WriteTo(c, resp, sbuf.Bytes()[hlen:total]); err != nil {
 		return resp.Status, false, errClientGone
 	}
+	if hc.cache.st != nil {
+		hc.cacheBody(sbuf.Bytes()[hlen:total])
+	}
 	sbuf.Discard(total)
 	if upgrade {
 		hc.ent.setPhase(PhaseTunnel, time.Now())
@@ -1193,6 +1202,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
 		hc.cliIO = activeConn{c: c, dl: &hc.dl.write, to: fe.Timeouts.Client, kind: armWrite}
 		hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: hc.serverTimeout(be), kind: armBoth}
+		hc.cacheTee(&hc.cliIO)
 		_, mode := spliceModes(fe, be, proc.splicing())
 		if _, err := forwardBody(&hc.cliIO, sbuf, &hc.srvIO, &hc.rsBody, mode, hc.req.MaxSize); err != nil {
 			var oe *net.OpError
@@ -1207,6 +1217,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 			return resp.Status, false, errHeadersSent
 		}
 	}
+	hc.cacheDone()
 	keepSrv := resp.KeepAlive() && sbuf.Len() == 0 && req.Flags&http1.FlagCloseServer == 0 && fe.ConnMode == core.HTTPKeepAlive && be.ConnMode == core.HTTPKeepAlive && hc.reqBody.Done()
 	return resp.Status, keepSrv, nil
 }
@@ -1262,6 +1273,8 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			proc.rejectRequest(si.fe, px, si, false)
 			resetOnClose(c)
 			return true, false
+		case actCacheUse:
+			hc.cacheUse(px, r)
 		case actSetHeader, actAddHeader, actDelHeader:
 			hc.headerAction(r, view, &hc.req, &hc.rwReq)
 			if hc.roomReq.failed {

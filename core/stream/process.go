@@ -22,6 +22,8 @@ import (
 // state the runtime API reads and changes.
 type Process struct {
 	Conf *core.Config
+	// caches are the HTTP caches, made on first use.
+	caches cacheSet
 	// tables are the stick tables by name; made by New, read-only after.
 	tables map[string]*stick.Table
 	peers  []*peers.Peers // the running peers sections; set by Run
