@@ -1175,6 +1175,12 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		// sending another request is logged after it).
 		si.bytesOut += respSize + hc.rsBody.Data
 		proc.exchangeDone(fe, be, srv, hc, time.Now())
+		// Stored before the client has it too: a client that asks again
+		// at once finds it, as with HAProxy's single thread.
+		if hc.cache.st != nil {
+			hc.cacheBody(sbuf.Bytes()[hlen:total])
+			hc.cacheDone()
+		}
 	}
 	// A small response fits in the socket buffer: only a streamed body
 	// can block on a client that does not read, so only it gets the
