@@ -28,6 +28,11 @@ func slack(to time.Duration) time.Duration {
 // arm sets c's deadline (set is SetReadDeadline, SetWriteDeadline or
 // SetDeadline) to about now+to; to == 0 clears it.
 func (d *deadline) arm(set func(time.Time) error, now time.Time, to time.Duration) {
+	d.armWithin(set, now, to, slack(to))
+}
+
+// armWithin is arm with a slack of sl rather than the timeout's own.
+func (d *deadline) armWithin(set func(time.Time) error, now time.Time, to, sl time.Duration) {
 	if to <= 0 {
 		if !d.until.IsZero() {
 			set(time.Time{})
@@ -38,7 +43,6 @@ func (d *deadline) arm(set func(time.Time) error, now time.Time, to time.Duratio
 	// The deadline in force may be up to one slack later than wanted (the
 	// timeout then fires that much late), never earlier.
 	min := now.Add(to)
-	sl := slack(to)
 	if !d.until.IsZero() && !d.until.Before(min) && d.until.Sub(min) <= sl {
 		return
 	}

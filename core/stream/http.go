@@ -250,7 +250,9 @@ func (proc *Process) readRequest(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *
 	// request on the way.
 	hot := !first && cbuf.Len() == 0 && (proc.idle != nil || proc.stoppingNow()) && (wait == 0 || wait > parkAfter)
 	if hot {
-		hc.dl.armRead(c, time.Now(), parkAfter)
+		// When to park is no timeout a client sees: a wide slack keeps
+		// a busy connection from re-arming its timer on every request.
+		hc.dl.read.armWithin(c.SetReadDeadline, time.Now(), parkAfter, parkAfter/2)
 	} else {
 		hc.dl.armRead(c, time.Now(), wait)
 	}
