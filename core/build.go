@@ -30,6 +30,7 @@ type builder struct {
 	dontFail                bool // -dr
 	masterWorker            bool // -W or -Ws
 	aborted                 bool // an error after which HAProxy reads no further (abortErr)
+	fatalWarns              int  // warnings after which HAProxy stops with "Error(s) found"
 }
 
 // sectionHandlers handle sections other than global and proxies. A handler
@@ -107,7 +108,7 @@ func BuildWith(sections []config.Section, d *diag.Collector, o BuildOptions) *Co
 		// -n has priority over the global section's maxconn.
 		b.cfg.Global.MaxConn = o.MaxConn
 	}
-	b.cfg.ParseAlerts = d.FatalAlerts()
+	b.cfg.ParseAlerts = d.FatalAlerts() + b.fatalWarns
 	b.cfg.ParseDiags = len(d.All())
 	if b.cfg.ParseAlerts > 0 {
 		// As HAProxy: errors while reading stop the load before the
@@ -244,7 +245,6 @@ func copyProxyConf(c ProxyConf) ProxyConf {
 	c.Errors = slices.Clone(c.Errors)
 	c.DefaultServer = copyServerConf(c.DefaultServer)
 	c.Comp = c.Comp.inherited()
-	c.Filters = nil
 	return c
 }
 

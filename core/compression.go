@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strings"
 
 	"goha/core/comp"
 	"goha/core/diag"
@@ -74,30 +75,6 @@ func init() {
 	registerPostCheck(checkCompFilter)
 }
 
-// atoiC reads a leading decimal integer as C's atoi does: 0 when there is
-// none, trailing bytes ignored.
-func atoiC(s string) int {
-	i, neg := 0, false
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		neg = s[i] == '-'
-		i++
-	}
-	v := 0
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		v = v*10 + int(s[i]-'0')
-		if v > 1<<31 {
-			break
-		}
-	}
-	if neg {
-		return -v
-	}
-	return v
-}
-
 func parseCompression(c *kwCtx, args []string) error {
 	if c.p.Comp == nil {
 		c.p.Comp = &Compression{}
@@ -141,12 +118,12 @@ func parseCompFilter(c *kwCtx, args []string) error {
 	if len(args) > 1 {
 		return errf("'filter %s' : unknown keyword '%s'.", args[0], args[1])
 	}
-	for _, f := range c.p.Filters {
+	for _, f := range c.p.filterOrder {
 		if f == "compression" {
 			return errf("'filter' : '%s: Proxy supports only one compression filter\n'", c.p.Name)
 		}
 	}
-	c.p.Filters = append(c.p.Filters, "compression")
+	c.p.filterOrder = append(c.p.filterOrder, "compression")
 	return nil
 }
 
@@ -160,15 +137,15 @@ func checkCompFilter(b *builder) {
 			continue
 		}
 		declared, other := false, false
-		for _, f := range p.Filters {
-			switch f {
-			case "compression":
+		for _, f := range p.filterOrder {
+			switch {
+			case f == "compression":
 				declared = true
-			case "cache":
+			case strings.HasPrefix(f, "cache:"):
 				if declared {
 					b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("config: %s '%s': unable to enable the compression filter before any cache filter.", capName(p.Cap), p.Name)})
 				}
-			case "fcgi-app":
+			case f == "fcgi-app":
 			default:
 				other = true
 			}

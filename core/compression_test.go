@@ -145,9 +145,9 @@ func TestCompressionLimitsRefused(t *testing.T) {
 func TestCompFilterRule(t *testing.T) {
 	b := &builder{cfg: &Config{}, d: &diag.Collector{}}
 	mk := func(name string, filters ...string) *Proxy {
-		return &Proxy{Name: name, Cap: CapFE, ProxyConf: ProxyConf{Comp: &Compression{}, Filters: filters}}
+		return &Proxy{Name: name, Cap: CapFE, ProxyConf: ProxyConf{Comp: &Compression{}}, filterOrder: filters}
 	}
-	b.cfg.Proxies = []*Proxy{mk("a", "trace"), mk("b", "compression", "cache"), mk("c", "cache", "compression"), mk("d"), mk("e", "fcgi-app")}
+	b.cfg.Proxies = []*Proxy{mk("a", "trace"), mk("b", "compression", "cache:x"), mk("c", "cache:x", "compression"), mk("d"), mk("e", "fcgi-app")}
 	checkCompFilter(b)
 	var got []string
 	for _, x := range b.d.All() {

@@ -27,6 +27,7 @@ type Counters struct {
 	LbTot                    atomic.Int64 // times this server was picked
 	Qcur, Qmax               atomic.Int64
 	Intercepted              atomic.Int64
+	CacheLookups, CacheHits  atomic.Int64 // cache-use rules run, and those a cache answered
 	Dcon, Dses, Wrew, Eint   atomic.Int64
 	LastSess                 atomic.Int64 // unix seconds of the last session, 0 = never
 	SessRate, ReqRate, ConnR freq.Ctr

@@ -194,3 +194,19 @@ func TestProgramKeywordsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheKeywordsDocumented: each cache keyword has a row in
+// docs/configuration.md's cache table.
+func TestCacheKeywordsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, _ := strings.Cut(string(doc), "\n## cache\n")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	for _, kw := range cacheKeywords {
+		if !strings.Contains(sec, "\n| `"+kw+"` |") {
+			t.Errorf("cache keyword '%s' has no row in docs/configuration.md", kw)
+		}
+	}
+}

@@ -15,8 +15,11 @@ func parseFilter(c *kwCtx, args []string) error {
 	if len(args) == 0 {
 		return errf("parsing [%s:%d] : missing argument for 'filter' in %s '%s'.", c.pos.File, c.pos.Line, capName(c.p.Cap), c.p.Name)
 	}
-	if args[0] == "compression" {
+	switch args[0] {
+	case "compression":
 		return parseCompFilter(c, args)
+	case "cache":
+		return parseCacheFilter(c, args)
 	}
 	if args[0] == "spoe" {
 		file := ""
@@ -43,8 +46,10 @@ func parseFilter(c *kwCtx, args []string) error {
 		}
 		f.Close()
 	}
-	c.p.Filters = append(c.p.Filters, args[0])
-	return Refused.err(c.kw)
+	// Checked as HAProxy checks it, then refused: a filter changes what
+	// traffic gets (SPOE, trace, bandwidth limits).
+	c.p.filterOrder = append(c.p.filterOrder, args[0])
+	return Refused.err("filter")
 }
 
 // openErrText is C's strerror() text for a failed open.

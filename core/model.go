@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"crypto/tls"
+	"goha/core/cache"
 	"goha/core/certstore"
 	"goha/core/config"
 	"goha/core/sample"
@@ -135,8 +136,6 @@ type ProxyConf struct {
 	CookiePersist *CookieConf
 	// Comp is what the `compression` lines set; nil without any.
 	Comp *Compression
-	// Filters are the names of the `filter` lines, in order.
-	Filters []string
 }
 
 // Proxy is a frontend, a backend, a listen section (both) or a defaults
@@ -162,6 +161,10 @@ type Proxy struct {
 	ACLs           []*ACLDef
 	HTTPReqRules   []LineDef
 	HTTPRespRules  []LineDef
+	// CacheFilters are the caches the proxy uses, in declaration order;
+	// filterOrder the proxy's filters as declared, for the order checks.
+	CacheFilters   []CacheFilter
+	filterOrder    []string
 	HTTPAfterRules []LineDef // http-after-response
 	// ReqCaps and RspCaps are a frontend's capture slots, in the order
 	// they were declared (their ids).
@@ -439,6 +442,8 @@ type Config struct {
 	// Programs are the program sections, in declaration order: what a
 	// master starts next to its worker.
 	Programs []*Program
+	// Caches are the cache sections, in declaration order.
+	Caches []*cache.Config
 
 	// ParseAlerts counts the alerts raised while reading sections, before
 	// validation (HAProxy then says "Error(s) found in configuration file").

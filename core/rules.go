@@ -54,6 +54,9 @@ var ruleActions = map[string]func(args []string) int{
 	// core/stream/waitbody.go, core/stream/normalize.go
 	"wait-for-body": waitBodyArgs,
 	"normalize-uri": normalizeArgs,
+	// core/stream/cache.go
+	"cache-use":   fixedArgs(1),
+	"cache-store": fixedArgs(1),
 }
 
 // authArgs reads [realm <realm>].
@@ -180,6 +183,11 @@ func addRule(c *kwCtx, rules *[]LineDef, args []string) error {
 			return tightf("%s", msg)
 		}
 		return errf("'%s %s' : %v", c.kw, args[0], UnknownAction(args[0]))
+	}
+	if args[0] == "cache-use" || args[0] == "cache-store" {
+		if err := cacheRule(c.p, args); err != nil {
+			return errf("error detected in %s '%s' while parsing '%s %s' rule : %v.", capName(c.p.Cap), c.p.Name, c.kw, args[0], err)
+		}
 	}
 	if err := checkRuleCond(c.kw, args); err != nil {
 		return err

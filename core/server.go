@@ -11,6 +11,7 @@ import (
 
 	"goha/core/config"
 	"goha/core/diag"
+	"goha/core/sample"
 )
 
 // serverKeyword is one keyword of a `server`, `default-server` or
@@ -144,7 +145,7 @@ func init() {
 		"id":               {Args: 1, NoDefault: true}, // handled by the server line itself
 		"ssl":              {Parse: func(s *ServerConf, a []string) error { s.SSL = 1; return nil }},
 		"no-ssl":           {Parse: func(s *ServerConf, a []string) error { s.SSL = -1; return nil }},
-		"sni":              sslArg(1),
+		"sni":              {Args: 1, Parse: serverSNI},
 		"ciphers":          sslArg(1),
 		"ciphersuites":     sslArg(1),
 		"alpn":             {Args: 1, Parse: serverALPN},
@@ -272,6 +273,19 @@ func serverALPN(s *ServerConf, a []string) error {
 	if dropped {
 		return diag.Warnf("'alpn' : HTTP/2 is not supported by goha; 'h2' is not offered to the server.")
 	}
+	return nil
+}
+
+// serverSNI checks the server's sni expression, which each connection
+// evaluates for the request that opens it (core/stream).
+func serverSNI(s *ServerConf, a []string) error {
+	if _, err := sample.CompileExpr(nil, a[0]); err != nil {
+		return fmt.Errorf("error detected while parsing sni expression : %s", strings.TrimSuffix(err.Error(), "."))
+	}
+	if s.SSLArgs == nil {
+		s.SSLArgs = map[string]string{}
+	}
+	s.SSLArgs["sni"] = a[0]
 	return nil
 }
 

@@ -453,8 +453,8 @@ func (d *statDumper) frontendRow(p *core.Proxy) {
 	r.u(79, c.ConnTot.Load())
 	if http {
 		r.u(80, c.Intercepted.Load())
-		r.u(86, 0)
-		r.u(87, 0)
+		r.u(86, c.CacheLookups.Load())
+		r.u(87, c.CacheHits.Load())
 	}
 	r.u(81, c.Dcon.Load())
 	r.u(82, c.Dses.Load())
@@ -654,8 +654,8 @@ func (d *statDumper) backendRow(p *core.Proxy) {
 	r.u(84, c.Connect.Load())
 	r.u(85, c.Reuse.Load())
 	if http {
-		r.u(86, 0)
-		r.u(87, 0)
+		r.u(86, c.CacheLookups.Load())
+		r.u(87, c.CacheHits.Load())
 	}
 	r.u(94, c.Eint.Load())
 	r.u(99, uw)

@@ -43,6 +43,7 @@ type Entry[C Conn] struct {
 
 	srv *Server[C]
 	gen uint32 // server generation the connection was dialled under
+	key uint64 // what else it fits (GetKey); set before its first Release
 
 	// Owned by whoever holds the entry (see above); read by the pool
 	// only while it holds the entry.
@@ -53,6 +54,11 @@ type Entry[C Conn] struct {
 	idleSince  int64 // monotonic nanoseconds, only with an idle timeout
 	prev, next *Entry[C]
 }
+
+// SetKey gives the connection the key a request must ask for to get it
+// from the pool (GetKey). Only the entry's holder calls it, before the
+// connection first goes back to the pool.
+func (e *Entry[C]) SetKey(key uint64) { e.key = key }
 
 // Uses reports how many requests the connection has carried, counting
 // the one it was just handed out for.
@@ -67,6 +73,17 @@ func (e *Entry[C]) Reused() bool { return e.uses > 1 }
 // released entry. The owning shard's mu must be held.
 type list[C Conn] struct {
 	head, tail *Entry[C]
+}
+
+// warmest returns the most recently released entry with key, or nil.
+// Entries of a server without keyed connections all have key 0: the
+// tail matches at once.
+func (l *list[C]) warmest(key uint64) *Entry[C] {
+	e := l.tail
+	for e != nil && e.key != key {
+		e = e.prev
+	}
+	return e
 }
 
 func (l *list[C]) pushTail(e *Entry[C]) {

@@ -894,3 +894,42 @@ func TestReleaseReapsClosed(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// A connection made for some requests only (its key: an SNI, a
+// destination, a PROXY header) goes to those alone, on its own shard and
+// by takeover, and the warmest with the key wins; one without a key never
+// goes to a request that has one, nor the other way round.
+func TestGetKey(t *testing.T) {
+	p := newSet(t, Options{Threads: 2})
+	s := newServer(t, p, settings(func(st *Settings) { st.Mode = ReuseAlways }))
+	plain, a1, a2, b := track(t, s), track(t, s), track(t, s), track(t, s)
+	a1.SetKey(1)
+	a2.SetKey(1)
+	b.SetKey(2)
+	for _, e := range []*Entry[*pconn]{a1, plain, a2, b} {
+		if !s.Release(0, e, false) {
+			t.Fatal("not kept")
+		}
+	}
+	if e := s.GetKey(0, NotFirst, 3); e != nil {
+		t.Fatal("a key no connection has got one")
+	}
+	if e := s.GetKey(0, NotFirst, 1); e != a2 {
+		t.Fatal("key 1 did not get its warmest connection")
+	}
+	if e := s.Get(0, NotFirst); e != plain {
+		t.Fatal("a request without key did not get the connection without key")
+	}
+	if e := s.Get(0, NotFirst); e != nil {
+		t.Fatal("a request without key got a keyed connection")
+	}
+	if e := s.GetKey(1, NotFirst|FDShort, 2); e != b {
+		t.Fatal("no takeover of the sibling's connection with the key")
+	}
+	if e := s.GetKey(1, NotFirst|FDShort, 1); e != a1 {
+		t.Fatal("no takeover of the sibling's other key")
+	}
+	if got := p.FDTakeover(nil); !slices.Equal(got, []uint32{0, 2}) {
+		t.Fatalf("fd_takeover %v", got)
+	}
+}

@@ -105,6 +105,15 @@ const (
 //
 // thread must be in [0, Threads).
 func (s *Server[C]) Get(thread int, f Flags) *Entry[C] {
+	return s.GetKey(thread, f, 0)
+}
+
+// GetKey is Get for a request whose connection must match key: what,
+// beside the server, makes a connection fit only some requests (HAProxy's
+// connection hash: a name sent as SNI, a destination taken from the
+// request, a PROXY header). A connection matches when it was given the
+// same key (SetKey); 0 is the key of a connection with none of these.
+func (s *Server[C]) GetKey(thread int, f Flags, key uint64) *Entry[C] {
 	if s.idle.Load() <= 0 {
 		return nil
 	}
@@ -118,13 +127,13 @@ func (s *Server[C]) Get(thread int, f Flags) *Entry[C] {
 	case s.st.Mode == ReuseNever:
 		return nil
 	case f&NotFirst != 0:
-		e = s.find(thread, false, fdShort)
+		e = s.find(thread, false, fdShort, key)
 	case s.st.Mode >= ReuseAggressive:
 		if s.safeNb.Load() > 0 {
-			e = s.find(thread, true, fdShort)
+			e = s.find(thread, true, fdShort, key)
 		}
 		if e == nil && s.st.Mode == ReuseAlways && s.idleNb.Load() > 0 {
-			e = s.find(thread, false, fdShort)
+			e = s.find(thread, false, fdShort, key)
 		}
 	}
 	if e == nil {
@@ -138,24 +147,24 @@ func (s *Server[C]) Get(thread int, f Flags) *Entry[C] {
 
 // find takes a connection of the wanted kind from the thread's own lists,
 // else from a sibling's.
-func (s *Server[C]) find(thread int, wantSafe, fdShort bool) *Entry[C] {
-	if e := s.getOwn(thread, wantSafe); e != nil {
+func (s *Server[C]) find(thread int, wantSafe, fdShort bool, key uint64) *Entry[C] {
+	if e := s.getOwn(thread, wantSafe, key); e != nil {
 		return e
 	}
-	return s.takeover(thread, wantSafe, fdShort)
+	return s.takeover(thread, wantSafe, fdShort, key)
 }
 
-// popForLocked takes the warmest candidate from sh: the wanted list,
-// then the safe one when an idle connection was wanted and safe ones
-// exist. sh.mu must be held.
-func (s *Server[C]) popForLocked(sh *shard[C], wantSafe bool) *Entry[C] {
+// popForLocked takes the warmest candidate with key from sh: the wanted
+// list, then the safe one when an idle connection was wanted and safe
+// ones exist. sh.mu must be held.
+func (s *Server[C]) popForLocked(sh *shard[C], wantSafe bool, key uint64) *Entry[C] {
 	var e *Entry[C]
 	if wantSafe {
-		e = sh.safe.tail
+		e = sh.safe.warmest(key)
 	} else {
-		e = sh.idle.tail
+		e = sh.idle.warmest(key)
 		if e == nil && s.safeNb.Load() > 0 {
-			e = sh.safe.tail
+			e = sh.safe.warmest(key)
 		}
 	}
 	if e != nil {
@@ -202,11 +211,11 @@ func (s *Server[C]) usable(e *Entry[C]) bool {
 	return false
 }
 
-func (s *Server[C]) getOwn(thread int, wantSafe bool) *Entry[C] {
+func (s *Server[C]) getOwn(thread int, wantSafe bool, key uint64) *Entry[C] {
 	sh := &s.shards[thread]
 	for {
 		sh.mu.Lock()
-		e := s.popForLocked(sh, wantSafe)
+		e := s.popForLocked(sh, wantSafe, key)
 		sh.mu.Unlock()
 		if e == nil || s.usable(e) {
 			if e != nil {
@@ -234,7 +243,7 @@ func (s *Server[C]) next(i int) int {
 	return i
 }
 
-func (s *Server[C]) takeover(thread int, wantSafe, fdShort bool) *Entry[C] {
+func (s *Server[C]) takeover(thread int, wantSafe, fdShort bool, key uint64) *Entry[C] {
 	p := s.set
 	if p.opts.NoShare || p.threads == 1 {
 		return nil
@@ -254,7 +263,7 @@ func (s *Server[C]) takeover(thread int, wantSafe, fdShort bool) *Entry[C] {
 		if i != thread && s.shards[i].count() > 0 {
 			sh := &s.shards[i]
 			sh.mu.Lock()
-			e := s.popForLocked(sh, wantSafe)
+			e := s.popForLocked(sh, wantSafe, key)
 			sh.mu.Unlock()
 			if e != nil {
 				if !s.usable(e) {

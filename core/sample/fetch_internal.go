@@ -496,15 +496,5 @@ func init() {
 			s.setInt(n)
 			return true
 		}},
-		// goha does not cache (refused in the configuration): no
-		// response comes from a cache, and there is no cache to name.
-		Fetch{Name: "res.cache_hit", Out: TBool, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool {
-			if r.response() == nil {
-				return false
-			}
-			s.setBool(false)
-			return true
-		}},
-		Fetch{Name: "res.cache_name", Out: TStr, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool { return false }},
 	)
 }

@@ -83,8 +83,39 @@ func ParseVarCond(s string) (VarCond, error) {
 // Vars holds a stream's variables. Proc points to the process's, shared
 // by every stream (its owner guards it; see ProcVars).
 type Vars struct {
-	scopes [numScopes]map[string]varValue
+	scopes [numScopes]varScope
 	Proc   *ProcVars
+}
+
+// varScope is a scope's variables in the order they were first set. A
+// stream sets a handful: comparing names (most of them the very strings
+// the configuration holds) beats hashing them, and a slice is cleared
+// without a map's walk.
+type varScope []varEntry
+
+type varEntry struct {
+	name string
+	varValue
+}
+
+// find returns name's entry, or nil; the pointer is valid until the
+// scope grows.
+func (sc varScope) find(name string) *varValue {
+	for i := range sc {
+		if sc[i].name == name {
+			return &sc[i].varValue
+		}
+	}
+	return nil
+}
+
+// entry returns name's entry, adding one that does not exist.
+func (sc *varScope) entry(name string) *varValue {
+	if v := sc.find(name); v != nil {
+		return v
+	}
+	*sc = append(*sc, varEntry{name: name})
+	return &(*sc)[len(*sc)-1].varValue
 }
 
 // varValue owns its bytes. An entry outlives the variable (exists false
@@ -156,8 +187,8 @@ func (vs *Vars) Get(n VarName, s *Sample) bool {
 	if n.Scope == ScopeProc {
 		return vs.Proc.get(n.Name, s)
 	}
-	v, ok := vs.scopes[store(n.Scope)][n.Name]
-	if !ok || !v.set {
+	v := vs.scopes[store(n.Scope)].find(n.Name)
+	if v == nil || !v.set {
 		return false
 	}
 	v.sample(s)
@@ -176,15 +207,7 @@ func (vs *Vars) SetCond(n VarName, s *Sample, c VarCond) bool {
 	if n.Scope == ScopeProc {
 		return vs.Proc.setCond(n.Name, s, c)
 	}
-	m := vs.scopes[store(n.Scope)]
-	if m == nil {
-		m = map[string]varValue{}
-		vs.scopes[store(n.Scope)] = m
-	}
-	v := m[n.Name]
-	ok := v.condSet(s, c, false)
-	m[n.Name] = v
-	return ok
+	return vs.scopes[store(n.Scope)].entry(n.Name).condSet(s, c, false)
 }
 
 // Has says whether the variable is set.
@@ -202,10 +225,8 @@ func (vs *Vars) Unset(n VarName) {
 		vs.Proc.unset(n.Name)
 		return
 	}
-	m := vs.scopes[store(n.Scope)]
-	if v, ok := m[n.Name]; ok {
+	if v := vs.scopes[store(n.Scope)].find(n.Name); v != nil {
 		v.set, v.exists = false, false
-		m[n.Name] = v
 	}
 }
 
@@ -213,12 +234,9 @@ func (vs *Vars) Unset(n VarName) {
 // end of a transaction; all of them at the end of a session).
 func (vs *Vars) Clear(scopes ...Scope) {
 	for _, sc := range scopes {
-		m := vs.scopes[store(sc)]
-		for k, v := range m {
-			if v.exists {
-				v.set, v.exists = false, false
-				m[k] = v
-			}
+		vars := vs.scopes[store(sc)]
+		for i := range vars {
+			vars[i].set, vars[i].exists = false, false
 		}
 	}
 }

@@ -475,6 +475,8 @@ func (hc *hconn) applyRespAction(r *httpRule, v *sample.Request, h *http1.Head) 
 		r.v.apply(v, &hc.rs.smp, &hc.rs.buf)
 	case actReplaceHeader, actReplaceValue:
 		hc.replaceHeader(r, v, h, &hc.rwResp)
+	case actCacheStore:
+		hc.cacheStoreRule(r, h)
 	case actSetStatus:
 		hc.rwResp.SetStatus(strconv.AppendInt(nil, int64(r.status), 10), []byte(r.reason))
 		v.Status = r.status

@@ -101,7 +101,7 @@ func compileOther(r *httpRule, args []string, env *sample.Env, resp bool) (handl
 		if resp && args[0] == "normalize-uri" {
 			return false, nil
 		}
-		return compileRest(r, args)
+		return compileRest(r, args, resp)
 	}
 	return true, err
 }

@@ -109,6 +109,9 @@ func (proc *Process) initBackend(p *proxy) error {
 	srvs := make([]lb.Server, len(model))
 	for i, cs := range model {
 		list[i] = &server{Server: cs, be: p, idx: i}
+		if err := proc.compileSNI(list[i]); err != nil {
+			return err
+		}
 		srvs[i] = lbServer(list[i])
 	}
 	// The picker may ask for served counts while it is built.

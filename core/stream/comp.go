@@ -194,6 +194,9 @@ func (proc *Process) relayCompressed(fe, be *proxy, srv *server, sc *srvConn, c 
 	}()
 	for {
 		n, err := compFeed(&hc.rsBody, sbuf.Bytes(), enc, &cs.trailers)
+		// The cache filter comes before compression: it keeps the
+		// body as the server sent it.
+		hc.cacheBody(sbuf.Bytes()[:n])
 		sbuf.Discard(n)
 		if err != nil {
 			return resp.Status, false, errHeadersSent
@@ -215,11 +218,12 @@ func (proc *Process) relayCompressed(fe, be *proxy, srv *server, sc *srvConn, c 
 			out = append(out, "0\r\n"...)
 			out = append(out, cs.trailers...)
 			if first {
-				// The whole response goes out in one write: counted and
-				// logged first, as relayResponse does.
+				// The whole response goes out in one write: counted,
+				// logged and stored first, as relayResponse does.
 				si.bytesOut += respSize + hc.rsBody.Data
 				compDone(fe, be)
 				proc.exchangeDone(fe, be, srv, hc, time.Now())
+				hc.cacheDone()
 			}
 		}
 		if len(out) > 0 {
@@ -267,6 +271,7 @@ func (proc *Process) relayCompressed(fe, be *proxy, srv *server, sc *srvConn, c 
 	if !first {
 		compDone(fe, be)
 	}
+	hc.cacheDone()
 	keepSrv := resp.KeepAlive() && sbuf.Len() == 0 && req.Flags&http1.FlagCloseServer == 0 && fe.ConnMode == core.HTTPKeepAlive && be.ConnMode == core.HTTPKeepAlive && hc.reqBody.Done()
 	return resp.Status, keepSrv, nil
 }
@@ -369,4 +374,34 @@ func (ss *sampleStream) ResComp() (string, bool) {
 		return "", false
 	}
 	return ss.comp.algo.Name(), true
+}
+
+// compReply sends a response whose body is all in memory (a cache hit)
+// compressed, as relayCompressed sends a server's: HAProxy's cache keeps
+// responses as the server sent them and the compression filter after it
+// encodes each hit for its request. It returns the write's error.
+func (proc *Process) compReply(fe, be *proxy, c net.Conn, hc *hconn, resp *http1.Head, body []byte) error {
+	cs := &hc.comp
+	hc.compHead(resp)
+	var b http1.Body
+	b.Init(resp)
+	enc := comp.Get(cs.algo, proc.Conf.Global.CompMaxLevel)
+	defer comp.Put(enc)
+	cs.trailers = cs.trailers[:0]
+	if _, err := compFeed(&b, body, enc, &cs.trailers); err != nil || !b.Done() {
+		return errHeadersSent
+	}
+	cs.z = enc.Close(cs.z[:0])
+	out := append(cs.out[:0], hc.rwResp.Head(resp)...)
+	out = appendChunk(out, cs.z)
+	if len(cs.trailers) == 0 {
+		cs.trailers = append(cs.trailers, "\r\n"...)
+	}
+	out = append(out, "0\r\n"...)
+	out = append(out, cs.trailers...)
+	cs.out = out[:0]
+	compCount(fe, be, cs.algo, b.Data, int64(len(cs.z)))
+	compDone(fe, be)
+	_, err := c.Write(out)
+	return err
 }

@@ -25,10 +25,11 @@ func (proc *Process) newDirectServer(p *proxy) (*server, error) {
 // private says whether s's connections belong to the client session that
 // opened them: HAProxy never shares those of dispatch and transparent
 // backends, nor any under http-reuse never, but a session's later requests
-// reuse its own.
+// reuse its own. A connection that began with a PROXY header is shared
+// with the streams that would send the same header (connkey.go), as in
+// HAProxy 2.6.
 func (s *server) private() bool {
-	// A PROXY header is the client's: its connection is not shared.
-	return s.direct != core.DirectNone || s.be.HTTPReuse == "never" || s.SendProxy || s.SendProxyV2
+	return s.direct != core.DirectNone || s.be.HTTPReuse == "never"
 }
 
 // maxSessionSrvConns is how many private connections a client session

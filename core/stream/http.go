@@ -58,6 +58,8 @@ type hconn struct {
 	// arrives, so that a stale pooled connection can be retried.
 	reqPending int
 
+	cache cacheTxn // the HTTP cache's state of the exchange
+
 	// The two sides of a body being streamed, with their inactivity
 	// timeouts re-armed as it moves.
 	cliIO, srvIO activeConn
@@ -249,7 +251,9 @@ func (proc *Process) readRequest(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *
 	// request on the way.
 	hot := !first && cbuf.Len() == 0 && (proc.idle != nil || proc.stoppingNow()) && (wait == 0 || wait > parkAfter)
 	if hot {
-		hc.dl.armRead(c, time.Now(), parkAfter)
+		// When to park is no timeout a client sees: a wide slack keeps
+		// a busy connection from re-arming its timer on every request.
+		hc.dl.read.armWithin(c.SetReadDeadline, time.Now(), parkAfter, parkAfter/2)
 	} else {
 		hc.dl.armRead(c, time.Now(), wait)
 	}
@@ -329,6 +333,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		hc.addrs.dst = hc.cs.dst
 	}
 	hc.srvTimeout, hc.tunTimeout = 0, 0
+	hc.cache = cacheTxn{}
 	hc.killed.Store(false)
 	hc.abort.Store(abortIdle)
 	si := &hc.si
@@ -442,6 +447,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	}
 
 	hc.room = nil
+	if hc.cache.hit != nil {
+		return proc.serveCached(fe, be, c, cbuf, hc, hlen, si), false
+	}
 
 	// The persistence cookie, after the backend's rules, as HAProxy.
 	var direct *server
@@ -568,7 +576,8 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		}
 		// timeout server counts from the request's sending, not from
 		// its arrival: the connect time is not the server's.
-		sc.dl.armBoth(sc, time.Now(), hc.serverTimeout(be))
+		sendAt := time.Now()
+		sc.dl.armBoth(sc, sendAt, hc.serverTimeout(be))
 		// Send the head and what of the body is here; stream the rest.
 		if complete && sc.buf.Len() == 0 && (!entry.Reused() || now.Sub(sc.idleAt) < quietIdle) {
 			// The whole request is here: it goes out with the read of
@@ -578,7 +587,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		}
 		// Tr counts from here, as HAProxy's counts from the server
 		// connection's establishment: an upload's time is in it.
-		hc.tSent = time.Now()
+		hc.tSent = sendAt
 		hc.ent.setPhase(PhaseResponse, hc.tSent)
 		_, werr := hc.rwReq.WriteTo(sc, req, cbuf.Bytes()[hlen:total])
 		if !complete {
@@ -614,7 +623,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				}
 				// A PROXY header with the stream's unique id belongs to
 				// that stream: its connection serves no other.
-				if keepSrv && !srv.DynamicSNI() && srv.PPv2Opts&core.PPv2UniqueID == 0 && hc.keepServerConn() {
+				if keepSrv && srv.PPv2Opts&core.PPv2UniqueID == 0 && hc.keepServerConn() {
 					sc.idleAt = end
 					// An idle connection holds no buffer: the next
 					// request takes a warm one from the pool.
@@ -950,18 +959,15 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 		// destination, as in HAProxy.
 		client = dstConn{c, hc.addrs.dst}
 	}
-	sni := ""
-	if srv.DynamicSNI() {
-		// The connection carries this request's name: never share it.
-		sni = string(hostOnly(hostOf(si)))
-	} else if srv.private() {
+	ckey, sni := proc.connKey(srv, si, client)
+	if srv.private() {
 		if e := priv.take(srv, privKey(srv, client)); e != nil {
 			srv.Counters.Reuse.Add(1)
 			be.BE.Reuse.Add(1)
 			si.connected = true
 			return e, srv, nil
 		}
-	} else if e := srv.pool.Get(shard, fl); e != nil {
+	} else if e := srv.pool.GetKey(shard, fl, ckey); e != nil {
 		srv.Counters.Reuse.Add(1)
 		be.BE.Reuse.Add(1)
 		si.connected = true
@@ -979,7 +985,9 @@ func (proc *Process) httpConnect(ctx context.Context, be *proxy, key lb.Key, pre
 			sc.io.initRaw(nc)
 			sc.peek.init(nc)
 			si.connected = true
-			return srv.pool.Track(sc, gen), srv, nil
+			e := srv.pool.Track(sc, gen)
+			e.SetKey(ckey)
+			return e, srv, nil
 		}
 		srv.observe(check.EventL4Err)
 		countFailedAttempt(srv, time.Now())
@@ -1175,6 +1183,12 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		// sending another request is logged after it).
 		si.bytesOut += respSize + hc.rsBody.Data
 		proc.exchangeDone(fe, be, srv, hc, time.Now())
+		// Stored before the client has it too: a client that asks again
+		// at once finds it, as with HAProxy's single thread.
+		if hc.cache.st != nil {
+			hc.cacheBody(sbuf.Bytes()[hlen:total])
+			hc.cacheDone()
+		}
 	}
 	// A small response fits in the socket buffer: only a streamed body
 	// can block on a client that does not read, so only it gets the
@@ -1184,6 +1198,9 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	}
 	if _, err := hc.rwResp.WriteTo(c, resp, sbuf.Bytes()[hlen:total]); err != nil {
 		return resp.Status, false, errClientGone
+	}
+	if hc.cache.st != nil {
+		hc.cacheBody(sbuf.Bytes()[hlen:total])
 	}
 	sbuf.Discard(total)
 	if upgrade {
@@ -1199,6 +1216,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		defer hc.dl.write.arm(c.SetWriteDeadline, time.Time{}, 0)
 		hc.cliIO = activeConn{c: c, dl: &hc.dl.write, to: fe.Timeouts.Client, kind: armWrite}
 		hc.srvIO = activeConn{c: sc, dl: &sc.dl.both, to: hc.serverTimeout(be), kind: armBoth}
+		hc.cacheTee(&hc.cliIO)
 		_, mode := spliceModes(fe, be, proc.splicing())
 		if _, err := forwardBody(&hc.cliIO, sbuf, &hc.srvIO, &hc.rsBody, mode, hc.req.MaxSize); err != nil {
 			var oe *net.OpError
@@ -1213,6 +1231,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 			return resp.Status, false, errHeadersSent
 		}
 	}
+	hc.cacheDone()
 	keepSrv := resp.KeepAlive() && sbuf.Len() == 0 && req.Flags&http1.FlagCloseServer == 0 && fe.ConnMode == core.HTTPKeepAlive && be.ConnMode == core.HTTPKeepAlive && hc.reqBody.Done()
 	return resp.Status, keepSrv, nil
 }
@@ -1268,6 +1287,8 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			proc.rejectRequest(si.fe, px, si, false)
 			resetOnClose(c)
 			return true, false
+		case actCacheUse:
+			hc.cacheUse(px, r)
 		case actSetHeader, actAddHeader, actDelHeader:
 			hc.headerAction(r, view, &hc.req, &hc.rwReq)
 			if hc.roomReq.failed {
@@ -1501,31 +1522,6 @@ func appendReqLine(b []byte, h *http1.Head) []byte {
 	b = append(b, h.URI()...)
 	b = append(b, ' ')
 	return append(b, h.Version()...)
-}
-
-// hostOf returns the Host of the request being served.
-func hostOf(si *streamInfo) []byte { return si.host }
-
-// hostOnly strips a port from a Host value.
-func hostOnly(h []byte) []byte {
-	if len(h) > 0 && h[0] == '[' {
-		if i := bytesIndexByte(h, ']'); i > 0 {
-			return h[1:i]
-		}
-	}
-	if i := bytesIndexByte(h, ':'); i >= 0 {
-		return h[:i]
-	}
-	return h
-}
-
-func bytesIndexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // endLocalHead ends the head of a reply the proxy makes itself with the

@@ -22,6 +22,8 @@ import (
 // state the runtime API reads and changes.
 type Process struct {
 	Conf *core.Config
+	// caches are the HTTP caches, made on first use.
+	caches cacheSet
 	// tables are the stick tables by name; made by New, read-only after.
 	tables map[string]*stick.Table
 	peers  []*peers.Peers // the running peers sections; set by Run
@@ -252,4 +254,5 @@ type server struct {
 	sessions sessionSet             // client connections of the streams being served
 	chk      *check.Server          // health and agent checks; nil when unchecked
 	direct   core.DirectKind        // a dispatch or transparent backend's server
+	sni      *sample.SampleExpr     // a request-dependent sni (connkey.go); nil otherwise
 }

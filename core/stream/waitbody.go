@@ -27,7 +27,7 @@ type waitBodyRule struct {
 
 // compileRest compiles the actions of waitbody.go and normalize.go;
 // handled false for another action.
-func compileRest(r *httpRule, args []string) (handled bool, err error) {
+func compileRest(r *httpRule, args []string, resp bool) (handled bool, err error) {
 	switch args[0] {
 	case "wait-for-body":
 		r.act = actWaitBody
@@ -36,7 +36,7 @@ func compileRest(r *httpRule, args []string) (handled bool, err error) {
 	case "normalize-uri":
 		return true, compileNormalize(r, args[1:])
 	}
-	return false, nil
+	return compileCacheAction(r, args, resp)
 }
 
 // compileWaitBody reads time <time> [at-least <bytes>] with HAProxy's

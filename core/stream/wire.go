@@ -41,6 +41,8 @@ func (proc *Process) ServerChanged(cs *core.Server, ev core.ServerEvent) {
 	var s *server
 	if ev == core.SrvEvAdded {
 		s = &server{Server: cs, be: p}
+		// The expression passed the server line's parsing.
+		_ = proc.compileSNI(s)
 		proc.prepareDynamicChecks(s)
 	} else if s = rt.find(cs); s == nil {
 		return
