@@ -653,6 +653,18 @@ func strtol(s string) (v int64, rest string, ok bool) {
 // Strtol is strtol for runtime's argument parsers.
 func Strtol(s string) (v int64, rest string, ok bool) { return strtol(s) }
 
+// Atoi is C's atoi: leading blanks, a sign, digits; 0 when none.
+func Atoi(s string) int {
+	v, _, _ := Strtol(s)
+	if v > 1<<31-1 {
+		return 1<<31 - 1
+	}
+	if v < -1<<31 {
+		return -1 << 31
+	}
+	return int(v)
+}
+
 // SetWeight sets the user weight (already validated by ParseWeight).
 func (s *Server) SetWeight(w int) {
 	if w < 0 {
