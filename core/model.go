@@ -124,6 +124,7 @@ type ProxyConf struct {
 	DefaultServer                             ServerConf
 	CheckRules                                []LineDef // option/tcp-check/http-check lines, in order, for core/check
 	Description                               string
+	Stats                                     *StatsConf // the statistics page (stats.go); nil for none
 	LogHealthChecks                           bool
 	InspectDelay                              time.Duration // tcp-request inspect-delay
 	ResInspectDelay                           time.Duration // tcp-response inspect-delay

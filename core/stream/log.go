@@ -38,9 +38,12 @@ func (si *streamInfo) appendNames(b []byte) []byte {
 		b = append(b, si.fe.Name...)
 	}
 	b = append(b, '/')
-	if si.srv != nil {
+	switch {
+	case si.srv != nil:
 		b = append(b, si.srv.Name...)
-	} else {
+	case si.applet != "":
+		b = append(b, si.applet...)
+	default:
 		b = append(b, "<NOSRV>"...)
 	}
 	return b

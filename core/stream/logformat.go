@@ -857,9 +857,12 @@ func (f *logFormat) build(b []byte, proc *Process, si *streamInfo, live *sample.
 		case lfBackend:
 			b = appendLFText(b, be.Name, o)
 		case lfServer:
-			if si.srv != nil {
+			switch {
+			case si.srv != nil:
 				b = appendLFText(b, si.srv.Name, o)
-			} else {
+			case si.applet != "":
+				b = appendLFText(b, si.applet, o)
+			default:
 				b = appendLFText(b, "<NOSRV>", o)
 			}
 		case lfTh, lfTi:

@@ -56,6 +56,29 @@ type StatFilter struct {
 	Desc    bool
 	Up      bool // hide servers down or in maintenance
 	NoMaint bool // hide servers in maintenance
+	// The stats page's proxies: Scope is its scope= text, which a name
+	// must contain, whatever the case; Scopes its `stats scope` names
+	// ("." is Self), one of which a name must be when there are any.
+	Scope  string
+	Scopes []string
+	Self   *core.Proxy
+}
+
+// shows says whether the filter's scopes let p's rows out.
+func (f *StatFilter) shows(p *core.Proxy) bool {
+	if len(f.Scopes) > 0 {
+		ok := false
+		for _, s := range f.Scopes {
+			if s == p.Name || s == "." && p == f.Self {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return f.Scope == "" || strings.Contains(strings.ToLower(p.Name), strings.ToLower(f.Scope))
 }
 
 // ParseStatArgs reads show stat's words after "show stat". The error is
@@ -154,7 +177,7 @@ func (d *statDumper) dump() {
 	}
 	conf := d.proc.Conf
 	for _, p := range conf.Proxies {
-		if d.f.Bound && d.f.IID != -1 && p.ID != d.f.IID {
+		if d.f.Bound && d.f.IID != -1 && p.ID != d.f.IID || !d.f.shows(p) {
 			continue
 		}
 		if p.IsFrontend() && d.want(objFE) {
