@@ -63,7 +63,15 @@ func init() {
 	// Rules of the page's own (allow/deny/auth before it answers) and the
 	// extra HTML tables of the modules' counters.
 	registerKeywords(Keyword{Name: "stats http-request", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-		Keyword{Name: "stats show-modules", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Warned})
+		Keyword{Name: "stats show-modules", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Warned},
+		// Any other word after stats, or none, gets HAProxy's message.
+		Keyword{Name: "stats", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
+			const want = "expects 'admin', 'uri', 'realm', 'auth', 'scope', 'enable', 'hide-version', 'show-node', 'show-desc' or 'show-legends'."
+			if len(args) == 0 || args[0] == "" {
+				return errf("missing keyword in 'stats', " + want)
+			}
+			return errf("unknown stats parameter '%s', "+want, args[0])
+		}})
 }
 
 // statsOf is the page p's lines change: its own, never its defaults'.
@@ -119,6 +127,11 @@ func parseStats(c *kwCtx, args []string) error {
 			pass = ""
 		}
 		s := statsOf(c.p)
+		for _, u := range s.Users {
+			if u.Name == user {
+				return diag.Warnf("uri auth: ignoring duplicated user '%s'.", user)
+			}
+		}
 		s.Users = append(s.Users, StatsUser{Name: user, Password: pass})
 	case "scope":
 		if arg == "" {
@@ -149,7 +162,8 @@ func parseStats(c *kwCtx, args []string) error {
 	return nil
 }
 
-// parseStatsRefresh reads `stats refresh`'s interval, seconds by default.
+// parseStatsRefresh reads `stats refresh`'s interval, in seconds by
+// default, rounded up to whole seconds as HAProxy's parse_time_err does.
 func parseStatsRefresh(arg string) (time.Duration, error) {
 	if arg == "" {
 		return 0, nil
@@ -166,12 +180,12 @@ func parseStatsRefresh(arg string) (time.Duration, error) {
 		return 0, errf("unexpected character '%c' in argument to stats refresh interval.", arg[i])
 	case err != nil:
 		return 0, errf("unexpected character '%c' in argument to stats refresh interval.", arg[0])
-	case d > 0 && d < time.Second:
-		return 0, errf("timer underflow in argument <%s> to stats refresh interval, minimum non-null value is 1 s.", arg)
-	case d > (1<<31-1)*time.Second:
+	}
+	secs := (d + time.Second - 1) / time.Second
+	if secs >= 1<<31 {
 		return 0, errf("timer overflow in argument <%s> to stats refresh interval, maximum value is 2147483647 s (~68 years).", arg)
 	}
-	return d.Truncate(time.Second), nil
+	return secs * time.Second, nil
 }
 
 func validNodeName(s string) bool {

@@ -93,7 +93,7 @@ func (proc *Process) logTCP(si *streamInfo) {
 	b = append(b, "] "...)
 	b = si.appendNames(b)
 	b = append(b, ' ')
-	b = appendMs(b, si.tw, si.srv != nil || si.term[1] == 'Q')
+	b = appendMs(b, si.tw, si.srv != nil || si.applet != "" || si.term[1] == 'Q')
 	b = append(b, '/')
 	b = appendMs(b, si.tc, si.connected)
 	b = append(b, '/')
@@ -129,7 +129,7 @@ func (proc *Process) logHTTP(si *streamInfo) {
 	// No request head: HAProxy's TR is -1 (timeouts, aborts, bad requests).
 	b = appendMs(b, si.trq, si.hasTR())
 	b = append(b, '/')
-	b = appendMs(b, si.tw, si.srv != nil || si.term[1] == 'Q')
+	b = appendMs(b, si.tw, si.srv != nil || si.applet != "" || si.term[1] == 'Q')
 	b = append(b, '/')
 	b = appendMs(b, si.tc, si.connected)
 	b = append(b, '/')

@@ -870,7 +870,7 @@ func (f *logFormat) build(b []byte, proc *Process, si *streamInfo, live *sample.
 		case lfTR, lfTq:
 			b = appendMsLF(b, si.trq, si.hasTR())
 		case lfTw:
-			b = appendMsLF(b, si.tw, si.srv != nil || si.term[1] == 'Q')
+			b = appendMsLF(b, si.tw, si.srv != nil || si.applet != "" || si.term[1] == 'Q')
 		case lfTc:
 			b = appendMsLF(b, si.tc, si.connected)
 		case lfTr:

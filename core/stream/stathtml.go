@@ -469,7 +469,25 @@ func (h *htmlPage) server(p *core.Proxy) {
 	h.td(h.f(fQcur), h.f(fQmax), h.lim(fQlimit), h.f(fRate), h.f(fRateMax), "", h.f(fScur), h.f(fSmax), h.lim(fSlim),
 		h.f(fStot), h.f(fLbtot), humanTime(h.n(fLastsess)), h.f(fBin), h.f(fBout), "", h.f(fDresp), "",
 		h.f(fEcon), h.f(fEresp), h.f(fWretr), h.f(fWredis))
-	h.w("<td class=ac>", humanTime(h.n(fLastchg)), " ", status, "</td>")
+	h.w("<td class=ac>")
+	switch {
+	case strings.HasPrefix(status, "MAINT"):
+		h.w(humanTime(h.n(fLastchg)), " MAINT")
+	case status == "no check":
+		h.w("<i>no check</i>")
+	default:
+		h.w(humanTime(h.n(fLastchg)), " ", status)
+		// Arrows: a down server on its way up, an up one on its way down.
+		health, full := r[fCheckHealth].n, r[fCheckRise].n+r[fCheckFall].n-1
+		if strings.HasPrefix(status, "DOWN") {
+			if health != 0 {
+				h.w(" &uarr;")
+			}
+		} else if health < full {
+			h.w(" &darr;")
+		}
+	}
+	h.w("</td>")
 	h.w("<td class=ac>", h.f(fCheckStatus), "</td>")
 	act, bck := "-", "-"
 	if r[fAct].n != 0 {

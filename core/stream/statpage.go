@@ -204,21 +204,23 @@ func (proc *Process) serveStats(px *proxy, c net.Conn, cbuf *http1.Buffer, hc *h
 	pg := px.stats
 	sc := pg.conf
 	si.term = [2]byte{'L', 'R'}
+	// HAProxy's stats applet stands where a server would: no queue, an
+	// immediate "connection", its timers at 0.
 	si.applet = "<STATS>"
+	si.connected = true
 	if px == fe {
 		fe.FE.Intercepted.Add(1)
 	}
 	if pg.challenge != nil && !statsAuthorized(sc, req) {
-		whole, reqLen := hc.wholeRequest(cbuf, hlen)
+		whole, _ := hc.wholeRequest(cbuf, hlen)
 		mode := hc.replyConn(whole)
-		keep := mode != http1.ConnClose
-		if keep {
-			cbuf.Discard(reqLen)
-		}
 		si.status = 401
 		b := pg.challenge.Bytes(mode)
 		si.bytesOut = int64(pg.challenge.LogSize)
-		return proc.endStats(px, c, hc, b, keep && !pg.challenge.ForceClose)
+		// HAProxy 2.6 closes the connection after the page's challenge
+		// (the stats applet it set up aborts), without saying so.
+		proc.endStats(px, c, hc, b, false)
+		return false
 	}
 	q := string(statsTarget(sc.URI, req)[len(sc.URI):])
 	sq := parseStatsQuery(q, sc.Refresh > 0)
@@ -317,6 +319,7 @@ func (proc *Process) serveStats(px *proxy, c net.Conn, cbuf *http1.Buffer, hc *h
 // rules, counts and logs the exchange.
 func (proc *Process) endStats(px *proxy, c net.Conn, hc *hconn, b []byte, keep bool) bool {
 	si := &hc.si
+	si.gotResp = si.status != 401
 	b = hc.afterLocal(si.fe, px, b, si)
 	hc.endTracking(si)
 	c.Write(b)
