@@ -330,6 +330,10 @@ func (b *builder) validate() {
 			check(b, p)
 		}
 		if p.Mode != ModeHTTP && !p.upgradesToHTTP() {
+			if p.Stats != nil {
+				b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("'stats' statement ignored for %s '%s' as it requires HTTP mode.", capName(p.Cap), p.Name)})
+				p.Stats = nil
+			}
 			// A tcp-mode stream that never becomes HTTP (switch-mode
 			// http, an HTTP backend) cannot run them.
 			for _, r := range []struct {

@@ -77,4 +77,8 @@ func TestStatsKeywordErrors(t *testing.T) {
 	if !strings.Contains(strings.Join(msgs, "\n"), "'stats admin' not allowed in 'defaults' section.") {
 		t.Errorf("stats admin in defaults: %q", msgs)
 	}
+	cfg, msgs := buildText(t, "defaults\n    mode tcp\nlisten l\n    stats enable\n    server s 127.0.0.1:1\n")
+	if cfg.FindProxy("l", CapFE).Stats != nil || !strings.Contains(strings.Join(msgs, "\n"), "'stats' statement ignored for proxy 'l' as it requires HTTP mode.") {
+		t.Errorf("stats in tcp mode: %q", msgs)
+	}
 }
