@@ -5,6 +5,7 @@ import (
 	"html"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"goha/core"
@@ -216,7 +217,8 @@ func (h *htmlPage) scopeSuffix() string {
 
 func (h *htmlPage) info(version, node, desc string) {
 	sc := h.px.stats.conf
-	g := &h.proc.Conf.Global
+	var rl syscall.Rlimit
+	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl)
 	up := int64(h.now.Sub(h.proc.Start) / time.Second)
 	uri := esc(sc.URI)
 	h.w("<body><h1><a href=\"http://www.haproxy.org/\" style=\"text-decoration: none;\">HAProxy", esc(version), "</a></h1>\n",
@@ -232,8 +234,8 @@ func (h *htmlPage) info(version, node, desc string) {
 		"<p><b>pid = </b> ", strconv.Itoa(h.proc.PID), " (process #1, nbproc = 1, nbthread = ", strconv.Itoa(h.proc.Threads), ")<br>\n",
 		"<b>uptime = </b> ", strconv.FormatInt(up/86400, 10), "d ", strconv.FormatInt(up%86400/3600, 10), "h",
 		twoDigits(up%3600/60), "m", twoDigits(up%60), "s<br>\n",
-		"<b>system limits:</b> memmax = unlimited; ulimit-n = ", strconv.Itoa(h.proc.Conf.HardMaxConn()*2+g.NbThread), "<br>\n",
-		"<b>maxconn = </b> ", strconv.Itoa(h.proc.Conf.GlobalMaxConn()), "<br>\n",
+		"<b>system limits:</b> memmax = unlimited; ulimit-n = ", strconv.FormatUint(rl.Cur, 10), "<br>\n",
+		"<b>maxsock = </b> ", strconv.FormatUint(rl.Cur, 10), "; <b>maxconn = </b> ", strconv.Itoa(h.proc.Conf.GlobalMaxConn()), "<br>\n",
 		"current conns = ", strconv.FormatInt(h.proc.curConns.Load(), 10), "<br>\n",
 		"</td><td align=\"center\" nowrap>\n<table class=\"lgd\"><tr>\n",
 		"<td class=\"active_up\">&nbsp;</td><td class=\"noborder\">active UP </td><td class=\"backup_up\">&nbsp;</td><td class=\"noborder\">backup UP </td></tr><tr>\n",
