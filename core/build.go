@@ -329,6 +329,9 @@ func (b *builder) validate() {
 		for _, check := range proxyChecks {
 			check(b, p)
 		}
+		if st := p.Stats; st != nil && len(st.HTTPRequest) > 0 && (len(st.Users) > 0 || st.Realm != "") {
+			b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("proxy '%s': stats 'auth'/'realm' and 'http-request' can't be used at the same time.", p.Name)})
+		}
 		if p.Mode != ModeHTTP && !p.upgradesToHTTP() {
 			if p.Stats != nil {
 				b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("'stats' statement ignored for %s '%s' as it requires HTTP mode.", capName(p.Cap), p.Name)})

@@ -32,6 +32,9 @@ type StatsConf struct {
 	// Admin are `stats admin` conditions (words from if/unless): the
 	// first that holds lets a POST change servers.
 	Admin []LineDef
+	// HTTPRequest are `stats http-request` rules (the words after it),
+	// run once a request is known to be for the page.
+	HTTPRequest []LineDef
 	// Scopes are `stats scope` proxy names ("." the proxy itself); none
 	// shows every proxy.
 	Scopes      []string
@@ -54,16 +57,14 @@ type StatsUser struct {
 // statsKeywords are the proxies' `stats` keywords, docs/configuration.md's
 // rows.
 var statsKeywords = []string{"enable", "uri", "realm", "refresh", "auth", "admin", "scope",
-	"hide-version", "show-legends", "show-node", "show-desc"}
+	"hide-version", "show-legends", "show-node", "show-desc", "http-request"}
 
 func init() {
 	for _, w := range statsKeywords {
 		registerKeywords(Keyword{Name: "stats " + w, Scope: scopeProxy, Args: ArgsAny, Parse: parseStats})
 	}
-	// Rules of the page's own (allow/deny/auth before it answers) and the
-	// extra HTML tables of the modules' counters.
-	registerKeywords(Keyword{Name: "stats http-request", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Refused},
-		Keyword{Name: "stats show-modules", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Warned},
+	// The extra HTML tables of the modules' counters.
+	registerKeywords(Keyword{Name: "stats show-modules", Scope: scopeProxy, Args: ArgsAny, Unimplemented: Warned},
 		// Any other word after stats, or none, gets HAProxy's message.
 		Keyword{Name: "stats", Scope: scopeProxy, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
 			const want = "expects 'admin', 'uri', 'realm', 'auth', 'scope', 'enable', 'hide-version', 'show-node', 'show-desc' or 'show-legends'."
@@ -100,6 +101,26 @@ func parseStats(c *kwCtx, args []string) error {
 		s := statsOf(c.p)
 		s.Admin = append(s.Admin, LineDef{Pos: c.pos, Words: slices.Clone(args)})
 		return nil
+	case "http-request":
+		if defaults {
+			return errf("'stats' not allowed in 'defaults' section.")
+		}
+		s := statsOf(c.p)
+		var warn error
+		if n := len(s.HTTPRequest); n > 0 {
+			if k, ok := RuleArity(s.HTTPRequest[n-1].Words); ok && k == len(s.HTTPRequest[n-1].Words) {
+				warn = diag.Warnf("previous 'stats' action has no condition attached, further entries are NOOP.")
+			}
+		}
+		// The rule is read as an http-request line, with its messages.
+		rc := *c
+		rc.kw = "http-request"
+		var one []LineDef
+		if err := addRule(&rc, &one, args); err != nil {
+			return err
+		}
+		s.HTTPRequest = append(s.HTTPRequest, one...)
+		return warn
 	case "uri":
 		if arg == "" {
 			return errf("'uri' needs an URI prefix.")

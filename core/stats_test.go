@@ -66,16 +66,19 @@ func TestStatsKeywordErrors(t *testing.T) {
 		{"stats show-node a/b", "'stats show-node' invalid node name"},
 		{"stats bogus", "unknown stats parameter 'bogus', expects 'admin', "},
 		{"stats", "missing keyword in 'stats', expects "},
-		{"stats http-request deny", "'stats http-request' is not supported by goha"},
+		{"stats http-request deny\n    stats http-request allow", "previous 'stats' action has no condition attached, further entries are NOOP."},
+		{"stats http-request frobnicate", "'http-request' expects "},
+		{"stats realm R\n    stats http-request deny if TRUE", "proxy 'b': stats 'auth'/'realm' and 'http-request' can't be used at the same time."},
 	} {
 		_, msgs := buildText(t, "defaults\n    mode http\nbackend b\n    "+c.line+"\n")
 		if !strings.Contains(strings.Join(msgs, "\n"), c.want) {
 			t.Errorf("%q: %q, want %q", c.line, msgs, c.want)
 		}
 	}
-	_, msgs := buildText(t, "defaults\n    mode http\n    stats admin if TRUE\n")
-	if !strings.Contains(strings.Join(msgs, "\n"), "'stats admin' not allowed in 'defaults' section.") {
-		t.Errorf("stats admin in defaults: %q", msgs)
+	_, msgs := buildText(t, "defaults\n    mode http\n    stats admin if TRUE\n    stats http-request deny\n")
+	if all := strings.Join(msgs, "\n"); !strings.Contains(all, "'stats admin' not allowed in 'defaults' section.") ||
+		!strings.Contains(all, "'stats' not allowed in 'defaults' section.") {
+		t.Errorf("stats admin and http-request in defaults: %q", msgs)
 	}
 	cfg, msgs := buildText(t, "defaults\n    mode tcp\nlisten l\n    stats enable\n    server s 127.0.0.1:1\n")
 	if cfg.FindProxy("l", CapFE).Stats != nil || !strings.Contains(strings.Join(msgs, "\n"), "'stats' statement ignored for proxy 'l' as it requires HTTP mode.") {

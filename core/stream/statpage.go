@@ -26,6 +26,7 @@ import (
 type statsPage struct {
 	conf  *core.StatsConf
 	admin []*sample.Cond // stats admin if|unless
+	rules []*httpRule    // stats http-request
 	// challenge is the 401 of `stats auth`; nil without users.
 	challenge *http1.Reply
 }
@@ -46,6 +47,18 @@ func (proc *Process) compileStats(p *proxy, named map[string][]*sample.Term, d *
 		}
 		pg.admin = append(pg.admin, c)
 	}
+	for _, r := range sc.HTTPRequest {
+		rule, err := compileRule(proc.envAt(r.Pos), r.Words, named, false)
+		switch {
+		case authError(d, p, r.Pos, "", "http-request", err):
+		case err != nil:
+			d.Alertf(r.Pos, "%s", ruleError(p, "http-request", r.Words, err))
+		default:
+			rule.pos = r.Pos
+			pg.rules = append(pg.rules, rule)
+		}
+	}
+	proc.authReplies(p, pg.rules, d)
 	if len(sc.Users) > 0 {
 		realm := sc.Realm
 		if realm == "" {
@@ -208,10 +221,10 @@ func (proc *Process) serveStats(px *proxy, c net.Conn, cbuf *http1.Buffer, hc *h
 	// immediate "connection", its timers at 0.
 	si.applet = "<STATS>"
 	si.connected = true
-	if px == fe {
-		fe.FE.Intercepted.Add(1)
-	}
 	if pg.challenge != nil && !statsAuthorized(sc, req) {
+		if px == fe {
+			fe.FE.Intercepted.Add(1)
+		}
 		whole, _ := hc.wholeRequest(cbuf, hlen)
 		mode := hc.replyConn(whole)
 		si.status = 401
@@ -230,6 +243,16 @@ func (proc *Process) serveStats(px *proxy, c net.Conn, cbuf *http1.Buffer, hc *h
 			admin = true
 			break
 		}
+	}
+	if len(pg.rules) > 0 {
+		if done, _ := proc.applyReqRules(px, pg.rules, &hc.view, hc, c, cbuf, hlen, si); done {
+			// A deny or a challenge here aborts HAProxy's stats applet,
+			// which closes the connection, as after `stats auth`'s.
+			return false
+		}
+	}
+	if px == fe {
+		fe.FE.Intercepted.Add(1)
 	}
 	if req.Method == http1.MethodPOST {
 		st := "DENY"
