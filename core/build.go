@@ -282,9 +282,12 @@ func (b *builder) validate() {
 			used[p.ID] = true
 		}
 	}
-	// Auto ids start at 2 (HAProxy keeps 1 for historical reasons? its
-	// GLOBAL stats frontend takes it), and skip forced ones.
-	next := 2
+	// Auto ids start at 1, or at 2 when the global section's stats lines
+	// made HAProxy's GLOBAL frontend, and skip forced ones.
+	next := 1
+	if b.cfg.Global.StatsFrontend {
+		next = 2
+	}
 	for _, p := range b.cfg.Proxies {
 		if p.ForcedID {
 			continue

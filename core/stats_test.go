@@ -85,3 +85,24 @@ func TestStatsKeywordErrors(t *testing.T) {
 		t.Errorf("stats in tcp mode: %q", msgs)
 	}
 }
+
+// TestProxyIDs checks HAProxy's automatic proxy ids, which the stats page's
+// form names backends by: from 1, or from 2 once a global stats line made
+// HAProxy's GLOBAL frontend.
+func TestProxyIDs(t *testing.T) {
+	for _, c := range []struct {
+		global string
+		first  int
+	}{
+		{"", 1},
+		{"global\n    nbthread 1\n", 1},
+		{"global\n    stats timeout 5s\n", 2},
+		{"global\n    stats maxconn 5\n", 2},
+		{"global\n    stats socket /tmp/x.sock\n", 2},
+	} {
+		cfg, _ := buildText(t, c.global+"defaults\n    mode http\nbackend a\n    server s 127.0.0.1:1\nbackend b\n    id 7\nbackend c\n")
+		if a, b, cc := cfg.FindProxy("a", CapBE).ID, cfg.FindProxy("b", CapBE).ID, cfg.FindProxy("c", CapBE).ID; a != c.first || b != 7 || cc != c.first+1 {
+			t.Errorf("%q: ids %d %d %d", c.global, a, b, cc)
+		}
+	}
+}

@@ -297,8 +297,16 @@ func (h *htmlPage) proxy(p *core.Proxy) {
 	if form {
 		h.w("<form method=\"post\">")
 	}
+	legends := h.px.stats.conf.Legends
 	h.w("<table class=\"tbl\" width=\"100%\">\n<tr class=\"titre\"><th class=\"pxname\" width=\"10%\">",
-		"<a name=\"", name, "\"></a><a class=px href=\"#", name, "\">", name, "</a>")
+		"<a name=\"", name, "\"></a>")
+	if legends {
+		h.w("<u>")
+	}
+	h.w("<a class=px href=\"#", name, "\">", name, "</a>")
+	if legends {
+		h.w("<div class=tips>cap: ", core.CapName(p.Cap), ", mode: ", p.Mode.String(), ", id: ", strconv.Itoa(p.ID), "</div></u>")
+	}
 	if p.Description != "" {
 		h.w("</th><th class=\"desc\" width=\"90%\">", esc(p.Description), "</th>")
 	} else {
@@ -416,7 +424,7 @@ const (
 	fDreq, fDresp, fEreq, fEcon, fEresp, fWretr, fWredis, fStatus           = 10, 11, 12, 13, 14, 15, 16, 17
 	fWeight, fAct, fBck, fChkfail, fChkdown, fLastchg, fDowntime, fQlimit   = 18, 19, 20, 21, 22, 23, 24, 25
 	fLbtot, fRate, fRateLim, fRateMax, fCheckStatus, fLastsess              = 30, 33, 34, 35, 36, 55
-	fCheckRise, fCheckFall, fCheckHealth                                    = 67, 68, 69
+	fCheckRise, fCheckFall, fCheckHealth, fAddr, fCookie, fSid              = 67, 68, 69, 73, 74, 28
 )
 
 func (h *htmlPage) frontend() {
@@ -467,7 +475,28 @@ func (h *htmlPage) server(p *core.Proxy) {
 	if h.admin {
 		h.w("<td><input class='", px, "-checkbox' type=\"checkbox\" name=\"s\" value=\"", sv, "\"></td>")
 	}
-	h.w("<td class=ac><a name=\"", px, "/", sv, "\"></a><a class=lfsb href=\"#", px, "/", sv, "\">", sv, "</a></td>")
+	h.w("<td class=ac><a name=\"", px, "/", sv, "\"></a>")
+	if h.d.legends {
+		h.w("<u>")
+	}
+	h.w("<a class=lfsb href=\"#", px, "/", sv, "\">", sv, "</a>")
+	if h.d.legends {
+		h.w("<div class=tips>")
+		switch addr := h.f(fAddr); {
+		case addr != "" && addr[0] >= '0' && addr[0] <= '9':
+			h.w("IPv4: ", addr, ", ")
+		case strings.HasPrefix(addr, "["):
+			h.w("IPv6: ", addr, ", ")
+		case addr != "":
+			h.w(addr, ", ")
+		}
+		h.w("id: ", h.f(fSid))
+		if r[fCookie].set {
+			h.w(", cookie: '", h.f(fCookie), "'")
+		}
+		h.w("</div></u>")
+	}
+	h.w("</td>")
 	h.td(h.f(fQcur), h.f(fQmax), h.lim(fQlimit), h.f(fRate), h.f(fRateMax), "", h.f(fScur), h.f(fSmax), h.lim(fSlim),
 		h.f(fStot), h.f(fLbtot), humanTime(h.n(fLastsess)), h.f(fBin), h.f(fBout), "", h.f(fDresp), "",
 		h.f(fEcon), h.f(fEresp), h.f(fWretr), h.f(fWredis))

@@ -44,7 +44,7 @@ func TestStatsPost(t *testing.T) {
 		{"", "NONE"},
 		{"action=maint&b=b1", "NONE"},
 		{"s=s1&s=s2&action=maint&b=b1", "DONE"},
-		{"b=b2&s=s3&action=drain&b=%232", "DONE"},
+		{"b=b2&s=s3&action=drain&b=%231", "DONE"},
 		{"s=nosuch&s=s1&action=ready&b=b2", "PART"},
 		{"s=s1&action=explode&b=b1", "ERRP"},
 		{"s=s1&action=ready&b=nosuch", "ERRP"},
@@ -60,7 +60,7 @@ func TestStatsPost(t *testing.T) {
 		t.Error("b1/s1 and b1/s2 not in maintenance")
 	}
 	if adminOf(t, proc, "b1", "s3")&core.AdminFDrain == 0 {
-		t.Error("b1/s3 (b=#2, the last b) not draining")
+		t.Error("b1/s3 (b=#1, the last b) not draining")
 	}
 	if adminOf(t, proc, "b2", "s1") != 0 {
 		t.Error("b2/s1 not ready")
