@@ -343,6 +343,26 @@ func (s *Server) SetMaint() {
 	s.clrAdminFlag(AdminFDrain)
 }
 
+// SetForcedMaint sets or clears forced maintenance alone, leaving drain as
+// it is (the stats page's disable and enable actions).
+func (s *Server) SetForcedMaint(on bool) {
+	if on {
+		s.setAdminFlag(AdminFMaint)
+	} else {
+		s.clrAdminFlag(AdminFMaint)
+	}
+}
+
+// SetForcedDrain sets or clears forced drain alone (the stats page's stop
+// and start actions).
+func (s *Server) SetForcedDrain(on bool) {
+	if on {
+		s.setAdminFlag(AdminFDrain)
+	} else {
+		s.clrAdminFlag(AdminFDrain)
+	}
+}
+
 // inherited is the flag that servers tracking s get for a change of mode.
 func inherited(mode uint32) uint32 {
 	if mode&AdminMaint != 0 {
@@ -520,7 +540,10 @@ const (
 
 // SetHealth forces the operational state as a check would: up (health at
 // rise+fall-1, running), stopping (NOLB) or down (health 0, stopped).
-func (s *Server) SetHealth(h int) error {
+func (s *Server) SetHealth(h int) error { return s.SetHealthBy(h, "changed from CLI") }
+
+// SetHealthBy is SetHealth with the reason the state change reports.
+func (s *Server) SetHealthBy(h int, why string) error {
 	if s.Track != "" {
 		return ErrTrackingServer
 	}
@@ -547,7 +570,7 @@ func (s *Server) SetHealth(h int) error {
 	case s.Proxy == nil:
 		s.SetOperational(op)
 	default:
-		s.changeOperational(ev, op, check.Reason{Text: "changed from CLI"}, nil)
+		s.changeOperational(ev, op, check.Reason{Text: why}, nil)
 	}
 	s.touch()
 	return nil
@@ -652,6 +675,18 @@ func strtol(s string) (v int64, rest string, ok bool) {
 
 // Strtol is strtol for runtime's argument parsers.
 func Strtol(s string) (v int64, rest string, ok bool) { return strtol(s) }
+
+// Atoi is C's atoi: leading blanks, a sign, digits; 0 when none.
+func Atoi(s string) int {
+	v, _, _ := Strtol(s)
+	if v > 1<<31-1 {
+		return 1<<31 - 1
+	}
+	if v < -1<<31 {
+		return -1 << 31
+	}
+	return int(v)
+}
 
 // SetWeight sets the user weight (already validated by ParseWeight).
 func (s *Server) SetWeight(w int) {

@@ -283,9 +283,12 @@ func (b *builder) validate() {
 			used[p.ID] = true
 		}
 	}
-	// Auto ids start at 2 (HAProxy keeps 1 for historical reasons? its
-	// GLOBAL stats frontend takes it), and skip forced ones.
-	next := 2
+	// Auto ids start at 1, or at 2 when the global section's stats lines
+	// made HAProxy's GLOBAL frontend, and skip forced ones.
+	next := 1
+	if b.cfg.Global.StatsFrontend {
+		next = 2
+	}
 	for _, p := range b.cfg.Proxies {
 		if p.ForcedID {
 			continue
@@ -330,7 +333,14 @@ func (b *builder) validate() {
 		for _, check := range proxyChecks {
 			check(b, p)
 		}
+		if st := p.Stats; st != nil && len(st.HTTPRequest) > 0 && (len(st.Users) > 0 || st.Realm != "") {
+			b.d.Add(diag.Diag{Sev: diag.Alert, Msg: fmt.Sprintf("proxy '%s': stats 'auth'/'realm' and 'http-request' can't be used at the same time.", p.Name)})
+		}
 		if p.Mode != ModeHTTP && !p.upgradesToHTTP() {
+			if p.Stats != nil {
+				b.d.Add(diag.Diag{Sev: diag.Warning, Msg: fmt.Sprintf("'stats' statement ignored for %s '%s' as it requires HTTP mode.", capName(p.Cap), p.Name)})
+				p.Stats = nil
+			}
 			// A tcp-mode stream that never becomes HTTP (switch-mode
 			// http, an HTTP backend) cannot run them.
 			for _, r := range []struct {

@@ -97,6 +97,7 @@ var globalKeywords = []Keyword{
 			return err
 		}
 		c.g.StatsSockets = append(c.g.StatsSockets, StatsSocket{Pos: c.pos, Addr: args[0], Args: args[1:]})
+		c.g.StatsFrontend = true
 		return nil
 	}},
 	{Name: "stats timeout", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
@@ -108,6 +109,7 @@ var globalKeywords = []Keyword{
 			return errf("'stats timeout' expects a positive value.")
 		}
 		c.g.StatsTimeout = d
+		c.g.StatsFrontend = true
 		return nil
 	}},
 	{Name: "stats maxconn", Scope: scopeGlobal, Args: ArgsAny, Parse: func(c *kwCtx, args []string) error {
@@ -116,6 +118,7 @@ var globalKeywords = []Keyword{
 			return errf("'stats maxconn' expects a positive value.")
 		}
 		c.g.StatsMaxConn = v
+		c.g.StatsFrontend = true
 		return nil
 	}},
 	{Name: "log-tag", Scope: scopeGlobal | scopeProxy, Args: 1, TooMany: proxyIgnoresExtra, Parse: func(c *kwCtx, args []string) error {

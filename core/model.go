@@ -124,6 +124,7 @@ type ProxyConf struct {
 	DefaultServer                             ServerConf
 	CheckRules                                []LineDef // option/tcp-check/http-check lines, in order, for core/check
 	Description                               string
+	Stats                                     *StatsConf // the statistics page (stats.go); nil for none
 	LogHealthChecks                           bool
 	InspectDelay                              time.Duration // tcp-request inspect-delay
 	ResInspectDelay                           time.Duration // tcp-response inspect-delay
@@ -569,11 +570,15 @@ type Global struct {
 	CrtBase, CABase string // directories of relative crt and ca-file/crl-file paths
 	// Certs holds the certificates, CA and CRL files and crt-lists that
 	// binds and servers use; the runtime's ssl commands change it.
-	Certs                        *certstore.Store
-	SSLServerVerify              string // a server's verify when its line says none: "required" or "none"
-	Chroot                       string // directory the process roots itself in after binding
-	MasterWorker                 bool
-	StatsSockets                 []StatsSocket
+	Certs           *certstore.Store
+	SSLServerVerify string // a server's verify when its line says none: "required" or "none"
+	Chroot          string // directory the process roots itself in after binding
+	MasterWorker    bool
+	StatsSockets    []StatsSocket
+	// StatsFrontend says a stats socket, timeout or maxconn line made
+	// HAProxy's GLOBAL frontend, after which automatic proxy ids start
+	// at 2 instead of 1.
+	StatsFrontend                bool
 	StatsTimeout                 time.Duration
 	StatsMaxConn                 int
 	Logs                         []LineDef

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"goha/core"
+	"goha/core/stream"
 )
 
 func FuzzSplit(f *testing.F) {
@@ -46,7 +47,7 @@ func FuzzStatArgs(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		fl, msg := ParseStatArgs(conf, strings.Fields(in))
+		fl, msg := stream.ParseStatArgs(conf, strings.Fields(in))
 		if msg != "" && msg != "No such proxy." {
 			t.Fatalf("unexpected error %q", msg)
 		}

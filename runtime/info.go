@@ -175,25 +175,25 @@ func cmdShowInfo(c *Ctx) {
 			if v.fl {
 				typ = "flt"
 			}
-			fv := &fval{set: true, str: f.typ == "str", s: v.s, n: v.n}
+			origin, nature, scope := stream.JSONTagNames(f.tags)
 			b = append(b, `{"field":{"pos":`...)
 			b = strconv.AppendInt(b, int64(f.pos), 10)
 			b = append(b, `,"name":`...)
-			b = appendJSONString(b, f.name)
+			b = stream.AppendJSONString(b, f.name)
 			b = append(b, `},"processNum":1,"tags":{"origin":"`...)
-			b = append(b, tagOrigin[f.tags[0]]...)
+			b = append(b, origin...)
 			b = append(b, `","nature":"`...)
-			b = append(b, tagNature[f.tags[1]]...)
+			b = append(b, nature...)
 			b = append(b, `","scope":"`...)
-			b = append(b, tagScope[f.tags[2]]...)
+			b = append(b, scope...)
 			b = append(b, `"},"value":{"type":"`...)
 			b = append(b, typ...)
 			b = append(b, `","value":`...)
 			switch {
 			case v.fl:
 				b = append(b, v.text()...)
-			case fv.str:
-				b = appendJSONString(b, v.s)
+			case f.typ == "str":
+				b = stream.AppendJSONString(b, v.s)
 			default:
 				b = strconv.AppendInt(b, v.n, 10)
 			}

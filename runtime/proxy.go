@@ -119,7 +119,7 @@ func cmdSetMaxConnFrontend(c *Ctx) {
 		c.Err("Integer value expected.")
 		return
 	}
-	v := atoi(c.Arg(4))
+	v := core.Atoi(c.Arg(4))
 	if v < 0 {
 		c.Err("Value out of range.")
 		return
@@ -133,7 +133,7 @@ func cmdSetMaxConnGlobal(c *Ctx) {
 		return
 	}
 	conf := c.Proc.Conf
-	v := atoi(c.Arg(3))
+	v := core.Atoi(c.Arg(3))
 	if v > conf.HardMaxConn() {
 		c.Err("Value out of range.")
 		return
@@ -158,7 +158,7 @@ func cmdSetRateLimit(c *Ctx) {
 		c.Err("Expects an integer value.")
 		return
 	}
-	v := atoi(c.Arg(4))
+	v := core.Atoi(c.Arg(4))
 	if v < 0 {
 		c.Err("Value out of range.")
 		return

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"goha/core"
+	"goha/core/stream"
 )
 
 // Commands acting on servers.
@@ -544,7 +545,7 @@ func cmdShowServersConn(c *Ctx) {
 			continue
 		}
 		for _, s := range p.ServerList() {
-			st := serverConns(c.Proc, s)
+			st := stream.ServerConns(c.Proc, s)
 			a := s.Addr()
 			addr, port := "-", 0
 			if a != nil {

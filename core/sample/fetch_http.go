@@ -322,7 +322,9 @@ func hdrValues(h *http1.Head, name string, full bool, fn func(v []byte) bool) {
 		}
 		v := h.Value(i)
 		if full {
-			if fn(v) {
+			// A value a rule set may end in blanks, which HAProxy's
+			// header lookup leaves out.
+			if fn(bytes.Trim(v, " \t\r\n")) {
 				return
 			}
 			continue

@@ -32,7 +32,12 @@ func compileAuth(r *httpRule, args []string) error {
 // by `Basic realm="<realm>"`, the realm being p's name unless the rule
 // names one.
 func (proc *Process) finishAuth(p *proxy, d *diag.Collector) {
-	for _, r := range p.reqRules {
+	proc.authReplies(p, p.reqRules, d)
+}
+
+// authReplies builds the challenges of the auth rules among rules, p's.
+func (proc *Process) authReplies(p *proxy, rules []*httpRule, d *diag.Collector) {
+	for _, r := range rules {
 		if r.act != actAuth {
 			continue
 		}

@@ -410,6 +410,11 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	if done, keep := proc.restrictHdrNames(fe, view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
+	// The stats page, once the proxy's http-request rules let the
+	// request through, before its redirects, as in HAProxy.
+	if fe.stats != nil && isStatsRequest(fe, req) {
+		return proc.serveStats(fe, c, cbuf, hc, hlen), false
+	}
 	if done, keep := proc.applyReqRules(fe, fe.redirRules, view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
@@ -440,6 +445,9 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		}
 		if done, keep := proc.restrictHdrNames(be, view, hc, c, cbuf, hlen, si); done {
 			return keep, false
+		}
+		if be.stats != nil && isStatsRequest(be, req) {
+			return proc.serveStats(be, c, cbuf, hc, hlen), false
 		}
 		if done, keep := proc.applyReqRules(be, be.redirRules, view, hc, c, cbuf, hlen, si); done {
 			return keep, false

@@ -227,6 +227,7 @@ type proxy struct {
 	useSrv     []useServerRule // use-server, backend side
 	redirRules []*httpRule     // redirect lines, after the http-request rules
 	monFail    []*sample.Cond  // monitor fail
+	stats      *statsPage      // the statistics page; nil for none
 	defBE      *proxy
 	reqRules   []*httpRule
 	respRules  []*httpRule

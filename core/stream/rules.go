@@ -168,6 +168,7 @@ func (proc *Process) compileHTTP(d *diag.Collector) {
 		proc.compileStickRules(p, named, d)
 		proc.compileErrors(p, named, d)
 		proc.finishAuth(p, d)
+		proc.compileStats(p, named, d)
 	}
 }
 

@@ -18,7 +18,7 @@ var gapCases = []struct {
 	refused bool
 }{
 	{"tcp-request-silent-drop", inFrontend("!tcp-request content silent-drop"), "tcp-request content silent-drop", true},
-	{"stats-uri", inFrontend("!stats uri /stats"), "stats uri", true},
+	{"stats-show-modules", inFrontend("!stats show-modules"), "stats show-modules", false},
 	{"filter-trace", inBackend("!filter trace"), "filter", true},
 	{"capture-cookie", inFrontend("!capture cookie SRV len 10"), "capture cookie", true},
 	{"tcp-request-session-silent-drop", inFrontend("!tcp-request session silent-drop"), "tcp-request session silent-drop", true},

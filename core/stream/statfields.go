@@ -1,6 +1,6 @@
 // Code generated from a capture of HAProxy 2.6.12's `show stat typed`; DO NOT EDIT.
 
-package runtime
+package stream
 
 // statFields are show stat's columns in HAProxy 2.6's order, with the
 // tags and type `typed` prints for frontend, backend and server rows.
