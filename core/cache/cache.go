@@ -43,7 +43,10 @@ type Entry struct {
 	Signature uint32 // the Vary headers the secondary key covers; 0: none
 	// Head is the response head as the cache-store rule saw it; Body its
 	// body as it went to the client, framing included.
-	Head, Body   []byte
+	Head, Body []byte
+	// UntilClose: the body was delimited by the server's close, and is
+	// served so, closing the client's connection after it.
+	UntilClose   bool
 	Expire       int64 // Unix seconds
 	Validated    int64 // Unix seconds of the response's storage
 	Age          int64 // the server's Age header

@@ -130,7 +130,11 @@ func TestCacheability(t *testing.T) {
 		{[]string{"Cache-Control: private", "Expires: x"}, RequestFlags{}, false},
 		{[]string{"Cache-Control: max-age=5"}, RequestFlags{NoStore: true}, false},
 		{[]string{"Cache-Control: public, max-age=5"}, RequestFlags{NoStore: true}, true},
-		{[]string{"Cache-Control: max-age=5"}, RequestFlags{Ignore: true}, false},
+		{[]string{"Cache-Control: max-age=5"}, RequestFlags{Ignore: true}, true},
+		{[]string{"Cache-Control: max-age=5"}, RequestFlags{Ignore: true, NoStore: true}, false},
+		{[]string{"Cache-Control: max-age=5", "Set-Cookie: a=b"}, RequestFlags{}, true},
+		{[]string{"Cache-Control: max-age=5, no-cache=\"set-cookie\"", "Set-Cookie: a=b"}, RequestFlags{}, false},
+		{[]string{"Cache-Control: public"}, RequestFlags{}, false},
 	}
 	for i, c := range cases {
 		if got := Cacheable(hdr(c.resp...), c.req); got != c.want {

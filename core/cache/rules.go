@@ -121,9 +121,10 @@ func hasPrefixFold(b []byte, p string) bool {
 
 // Cacheable says whether a response may be stored, as HAProxy's
 // http_check_response_for_cacheability then cache-store's test of the
-// transaction's flags: it needs freshness information or a validator,
-// nothing that forbids it, and a request that did not ask to bypass the
-// cache.
+// transaction's flags: it needs freshness information or a validator and
+// nothing that forbids it. A request that bypassed the cache (no-cache,
+// max-age...) still has its response stored, as HAProxy 2.6 does since
+// its fix for that (2.6.12 here): only what set NoStore prevents it.
 func Cacheable(h Header, req RequestFlags) bool {
 	// The request's flags are where HAProxy's transaction flags start;
 	// a "public" response sets them again.
@@ -156,7 +157,7 @@ func Cacheable(h Header, req RequestFlags) bool {
 			return false
 		}
 	}
-	return cacheable && cook && !req.Ignore
+	return cacheable && cook
 }
 
 // MaxAge is how long a response stays in c (HAProxy's http_calc_maxage):

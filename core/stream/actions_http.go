@@ -442,7 +442,7 @@ func (hc *hconn) redirectReply(rd *redirectRule, v *sample.Request, mode http1.C
 	b := append(hc.out[:0], "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(rd.code), 10)
 	b = append(b, ' ')
-	b = append(b, reasonPhrase(rd.code)...)
+	b = append(b, redirectReason(rd.code)...)
 	b = append(b, "\r\ncontent-length: 0\r\nlocation: "...)
 	b = append(b, loc...)
 	b = append(b, "\r\n"...)
@@ -514,8 +514,9 @@ func (hc *hconn) runRespRules(rules []*httpRule, v *sample.Request, resp *http1.
 		case actAllow:
 			hc.si.lastRule = &r.pos
 			return false, status
-		case actDeny:
+		case actDeny, actReturn:
 			hc.si.lastRule = &r.pos
+			hc.respReply = r
 			return true, status
 		case actWaitBody:
 			if !hc.waitRespBody(r) {

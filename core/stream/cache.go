@@ -159,7 +159,7 @@ func (hc *hconn) cacheStoreRule(r *httpRule, h *http1.Head) {
 		}
 		return
 	}
-	if !ct.keyOK || h.Status != 200 || h.Body == http1.BodyUntilClose || h.Body == http1.BodyTunnel {
+	if !ct.keyOK || h.Status != 200 || h.Body == http1.BodyTunnel {
 		return
 	}
 	hdr := headerOf(h)
@@ -212,10 +212,15 @@ func (hc *hconn) cacheStoreRule(r *httpRule, h *http1.Head) {
 		if sig&cache.VaryReferer == 0 {
 			clear(e.SecKey[4:8])
 		}
-		if sig&cache.VaryAcceptEncoding != 0 && !cache.ResponseEncoding(hdr, &e.SecKey) {
+		// The response's encodings go in the key whatever the signature,
+		// as HAProxy 2.6 does: an entry that varies on the referer alone
+		// then matches no request (whose key has no encodings), and is
+		// never served.
+		if !cache.ResponseEncoding(hdr, &e.SecKey) {
 			return
 		}
 	}
+	e.UntilClose = h.Body == http1.BodyUntilClose
 	e.Head = append([]byte(nil), hc.rwResp.Head(h)...)
 	if !c.Fits(len(e.Head)) {
 		return
@@ -270,8 +275,10 @@ func (hc *hconn) cacheDone() {
 }
 
 // serveCached answers the request from its cache hit, through the
-// response rules as a server's response; it says whether the client's
-// connection goes on.
+// response rules as a server's response: as HAProxy's cache applet, the
+// stored head gets its Age field before the rules see it, and a rule's
+// deny, return or redirect replaces the stored response. It says whether
+// the client's connection goes on.
 func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, hlen int, si *streamInfo) bool {
 	ct := &hc.cache
 	e := ct.hit
@@ -279,6 +286,9 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 	whole, reqLen := hc.wholeRequest(cbuf, hlen)
 	mode := hc.replyConn(whole)
 	keep := mode != http1.ConnClose
+	if keep {
+		cbuf.Discard(reqLen)
+	}
 	resp := &hc.resp
 	resp.Reset()
 	head := append([]byte(nil), e.Head...)
@@ -289,13 +299,18 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 	}
 	hc.rwResp.Reset()
 	age := max(0, ct.hitC.Now()-e.Validated) + e.Age
-	hc.rwResp.AddString("Age", strconv.FormatInt(min(age, cache.MaxEntryAge), 10))
+	resp.AddField("Age", strconv.AppendInt(nil, min(age, cache.MaxEntryAge), 10))
 	status := resp.Status
 	body := e.Body
+	if e.UntilClose {
+		// Nothing but the close delimits the body, as from the server.
+		mode, keep = http1.ConnClose, false
+	}
 	if ct.notMod {
 		status = 304
 		hc.rwResp.SetStatus([]byte("304"), []byte("Not Modified"))
-		// A 304 has no body: no chunked framing announces one.
+		// A 304 has no body: no chunked framing announces one, as
+		// HAProxy 2.6.0's reg-tests want (2.6.12 keeps the field).
 		resp.Del("transfer-encoding")
 	}
 	if ct.notMod || req.Method == http1.MethodHEAD {
@@ -303,19 +318,28 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 	}
 	view := &hc.view
 	view.Head, view.Req, view.Status = resp, req, status
+	si.status = status
 	for i, px := range [2]*proxy{be, fe} {
 		if i == 1 && px == be {
 			continue
 		}
-		if _, st := hc.runRespRules(px.respRules, view, resp); st != 0 {
+		denied, st := hc.runRespRules(px.respRules, view, resp)
+		if st != 0 {
 			status = st
+		}
+		if r := hc.respRedir; r != nil {
+			hc.respRedir = nil
+			si.term = [2]byte{'L', 'H'}
+			si.status, si.gotResp = r.redir.code, false
+			proc.sendRedirect(be, c, hc, r, view, mode, si)
+			return keep
+		}
+		if denied && hc.respReply != nil {
+			return proc.respReplyRule(c, hc, si, mode) && keep
 		}
 	}
 	if st := hc.afterResponse(fe, be, resp, view); st != 0 {
 		status = st
-	}
-	if keep {
-		cbuf.Discard(reqLen)
 	}
 	hc.rwResp.SetConnection(resp, mode)
 	si.status = status

@@ -40,6 +40,7 @@ type hconn struct {
 	reqLine         []byte
 	tSent           time.Time  // when the request went to the server (Tr counts from it)
 	respRedir       *httpRule  // the http-response redirect that replaces the response
+	respReply       *httpRule  // the http-response deny or return that replaces it
 	cs              *connState // the connection served
 	raw             rawConn    // the client socket with raw reads and writes
 	sess            sessLink   // the exchange's place among its server's sessions
@@ -331,6 +332,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	}
 	hc.srvTimeout, hc.tunTimeout = 0, 0
 	hc.cache = cacheTxn{}
+	hc.respRedir, hc.respReply = nil, nil
 	hc.killed.Store(false)
 	hc.abort.Store(abortIdle)
 	si := &hc.si
@@ -639,6 +641,11 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 				}
 				return clientKeep && si.keepClient, false
 			}
+			if rerr == errRespReply {
+				// The server's response is dropped, its connection too.
+				srv.pool.Done(entry)
+				return proc.respReplyRule(c, hc, si, hc.replyConn(hc.reqBody.Done())), false
+			}
 			if rerr == errRespRedirect {
 				// The server's response is dropped, its connection too.
 				srv.pool.Done(entry)
@@ -903,6 +910,7 @@ var (
 	errClientGone = errors.New("core: client closed")
 	// errRespRedirect is a response an http-response redirect replaces.
 	errRespRedirect = errors.New("core: response redirected")
+	errRespReply    = errors.New("core: response replaced by a rule's reply")
 	// errRespClosed is a response whose server side a tcp-response
 	// content close shut.
 	errRespClosed = errors.New("core: response closed")
@@ -1131,6 +1139,12 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		}
 		if hc.respRedir != nil {
 			return 0, false, errRespRedirect
+		}
+		if denied && hc.respReply != nil {
+			if hc.respReply.act == actDeny {
+				srv.Counters.Dresp.Add(1)
+			}
+			return 0, false, errRespReply
 		}
 		if denied {
 			be.BE.Dresp.Add(1)
@@ -1426,6 +1440,39 @@ func (proc *Process) respRedirect(be *proxy, c net.Conn, hc *hconn, si *streamIn
 	mode := hc.replyConn(hc.reqBody.Done())
 	proc.sendRedirect(be, c, hc, r, &hc.view, mode, si)
 	return mode != http1.ConnClose
+}
+
+// respReplyRule answers with the reply of the http-response deny or
+// return rule that replaced the response, counted and logged as HAProxy
+// does: a deny is a denied response (PH), a return a local reply (LH).
+// It says whether the client's connection goes on.
+func (proc *Process) respReplyRule(c net.Conn, hc *hconn, si *streamInfo, mode http1.ConnValue) bool {
+	r := hc.respReply
+	hc.respReply = nil
+	si.status, si.gotResp = r.status, false
+	be := si.be
+	if be == nil {
+		be = si.fe
+	}
+	if r.act == actDeny {
+		si.term = [2]byte{'P', 'H'}
+		si.fe.FE.Dresp.Add(1)
+		be.BE.Dresp.Add(1)
+	} else {
+		si.term = [2]byte{'L', 'H'}
+	}
+	// The error page is the backend's, else the frontend's, as HAProxy's
+	// http_error_message chooses.
+	b, n, force := proc.ruleReply(si.fe, hc, r, mode)
+	si.bytesOut = n
+	b = hc.afterLocal(si.fe, be, b, si)
+	hc.endTracking(si)
+	c.Write(b)
+	si.tt = time.Since(si.accept)
+	si.ta = si.tt
+	si.countLocalReply(r.status)
+	proc.logHTTP(si)
+	return mode != http1.ConnClose && !force
 }
 
 // sendRedirect sends the reply of redirect rule r of px, then counts and
