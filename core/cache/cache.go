@@ -46,7 +46,10 @@ type Entry struct {
 	Head, Body []byte
 	// UntilClose: the body was delimited by the server's close, and is
 	// served so, closing the client's connection after it.
-	UntilClose   bool
+	UntilClose bool
+	// DataLen is the body as HAProxy's logs count it: its payload, and
+	// the end of a chunked body's trailers.
+	DataLen      int64
 	Expire       int64 // Unix seconds
 	Validated    int64 // Unix seconds of the response's storage
 	Age          int64 // the server's Age header

@@ -586,9 +586,12 @@ func (hc *hconn) afterLocal(fe, be *proxy, b []byte, si *streamInfo) []byte {
 	room := hc.room
 	hc.room = nil
 	defer func() { hc.room = room }()
+	before := resp.HTXSize()
 	if st := hc.afterResponse(fe, be, resp, v); st != 0 {
 		si.status = st
 	}
+	// HAProxy counts the reply once these rules have run on it.
+	si.bytesOut += int64(resp.HTXSize() - before)
 	if !hc.rwResp.Modified(resp) {
 		return b
 	}

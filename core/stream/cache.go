@@ -271,14 +271,17 @@ func (hc *hconn) cacheDone() {
 		return
 	}
 	st.e.Body = st.body
+	st.e.DataLen = hc.rsBody.HTXData()
 	st.c.Store(st.e)
 }
 
 // serveCached answers the request from its cache hit, through the
 // response rules as a server's response: as HAProxy's cache applet, the
 // stored head gets its Age field before the rules see it, and a rule's
-// deny, return or redirect replaces the stored response. It says whether
-// the client's connection goes on.
+// deny, return or redirect replaces the stored response. It is logged as
+// HAProxy logs its cache: server <CACHE>, LR, Tw, Tc and Tr of 0, the
+// bytes the cache produced. It says whether the client's connection goes
+// on.
 func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, hlen int, si *streamInfo) bool {
 	ct := &hc.cache
 	e := ct.hit
@@ -289,6 +292,16 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 	if keep {
 		cbuf.Discard(reqLen)
 	}
+	if e.UntilClose {
+		// Nothing but the close delimits the body, as from the server.
+		mode, keep = http1.ConnClose, false
+	}
+	if be == fe {
+		// Intercepted by the frontend's rules, as HAProxy counts it.
+		fe.FE.Intercepted.Add(1)
+	}
+	si.cached, si.connected, si.gotResp = true, true, true
+	si.term = [2]byte{'L', 'R'}
 	resp := &hc.resp
 	resp.Reset()
 	head := append([]byte(nil), e.Head...)
@@ -302,12 +315,12 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 	resp.AddField("Age", strconv.AppendInt(nil, min(age, cache.MaxEntryAge), 10))
 	status := resp.Status
 	body := e.Body
-	if e.UntilClose {
-		// Nothing but the close delimits the body, as from the server.
-		mode, keep = http1.ConnClose, false
-	}
+	// What the cache produces: the stored head with its Age, and the
+	// payload unless the request is a HEAD or gets a 304.
+	size := int64(resp.HTXSize())
 	if ct.notMod {
 		status = 304
+		size += int64(len("Not Modified") - len(resp.Reason()))
 		hc.rwResp.SetStatus([]byte("304"), []byte("Not Modified"))
 		// A 304 has no body: no chunked framing announces one, as
 		// HAProxy 2.6.0's reg-tests want (2.6.12 keeps the field).
@@ -315,7 +328,10 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 	}
 	if ct.notMod || req.Method == http1.MethodHEAD {
 		body = nil
+	} else {
+		size += e.DataLen
 	}
+	si.bytesOut = size
 	view := &hc.view
 	view.Head, view.Req, view.Status = resp, req, status
 	si.status = status
@@ -329,7 +345,6 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 		}
 		if r := hc.respRedir; r != nil {
 			hc.respRedir = nil
-			si.term = [2]byte{'L', 'H'}
 			si.status, si.gotResp = r.redir.code, false
 			proc.sendRedirect(be, c, hc, r, view, mode, si)
 			return keep
@@ -343,8 +358,6 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 	}
 	hc.rwResp.SetConnection(resp, mode)
 	si.status = status
-	si.term = [2]byte{'-', '-'}
-	si.bytesOut = int64(len(hc.rwResp.Head(resp)) + len(body))
 	hc.endTracking(si)
 	hc.rwResp.WriteTo(c, resp, body)
 	si.tt = time.Since(si.accept)

@@ -409,10 +409,18 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	if done, keep := proc.restrictHdrNames(fe, view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
-	if done, keep := proc.applyReqRules(fe, fe.redirRules, view, hc, c, cbuf, hlen, si); done {
-		return keep, false
+	// A cache hit ends the request's processing where its rule ran, as
+	// HAProxy's applets do: a frontend's hit skips the redirect rules and
+	// the backend, whose rules never see the request.
+	if hc.cache.hit == nil {
+		if done, keep := proc.applyReqRules(fe, fe.redirRules, view, hc, c, cbuf, hlen, si); done {
+			return keep, false
+		}
 	}
-	be := proc.switchBackend(fe, hc)
+	be := fe
+	if hc.cache.hit == nil {
+		be = proc.switchBackend(fe, hc)
+	}
 	if be == nil {
 		si.status, si.term = 503, [2]byte{'S', 'C'}
 		return proc.errorReply(fe, c, cbuf, hc, si, 503, hlen, req.Body == http1.BodyNone), false
@@ -440,8 +448,10 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		if done, keep := proc.restrictHdrNames(be, view, hc, c, cbuf, hlen, si); done {
 			return keep, false
 		}
-		if done, keep := proc.applyReqRules(be, be.redirRules, view, hc, c, cbuf, hlen, si); done {
-			return keep, false
+		if hc.cache.hit == nil {
+			if done, keep := proc.applyReqRules(be, be.redirRules, view, hc, c, cbuf, hlen, si); done {
+				return keep, false
+			}
 		}
 	}
 
@@ -1138,12 +1148,15 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 			return 0, false, errRewriteFailed
 		}
 		if hc.respRedir != nil {
+			// Counted with the reply that replaces it, as HAProxy does.
+			si.bytesOut += respSize + bodyData(sbuf.Bytes(), resp, hlen)
 			return 0, false, errRespRedirect
 		}
 		if denied && hc.respReply != nil {
 			if hc.respReply.act == actDeny {
 				srv.Counters.Dresp.Add(1)
 			}
+			si.bytesOut += respSize + bodyData(sbuf.Bytes(), resp, hlen)
 			return 0, false, errRespReply
 		}
 		if denied {
@@ -1174,7 +1187,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	hc.rsBody.Init(resp)
 	defer func() {
 		if !si.logged {
-			si.bytesOut += respSize + hc.rsBody.Data
+			si.bytesOut += respSize + hc.rsBody.HTXData()
 		}
 	}()
 	total, complete, err := http1.Complete(sbuf.Bytes(), hlen, &hc.rsBody)
@@ -1187,7 +1200,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		// precedes anything the client does once it has the response,
 		// as with HAProxy's single thread (a client that reacts by
 		// sending another request is logged after it).
-		si.bytesOut += respSize + hc.rsBody.Data
+		si.bytesOut += respSize + hc.rsBody.HTXData()
 		proc.exchangeDone(fe, be, srv, hc, time.Now())
 	}
 	// A small response fits in the socket buffer: only a streamed body
@@ -1455,16 +1468,21 @@ func (proc *Process) respReplyRule(c net.Conn, hc *hconn, si *streamInfo, mode h
 		be = si.fe
 	}
 	if r.act == actDeny {
-		si.term = [2]byte{'P', 'H'}
 		si.fe.FE.Dresp.Add(1)
 		be.BE.Dresp.Add(1)
-	} else {
+	}
+	// A cache hit is already LR, which HAProxy keeps.
+	if si.term[0] == '-' {
 		si.term = [2]byte{'L', 'H'}
+		if r.act == actDeny {
+			si.term[0] = 'P'
+		}
 	}
 	// The error page is the backend's, else the frontend's, as HAProxy's
-	// http_error_message chooses.
+	// http_error_message chooses. The log counts it after the response it
+	// replaces.
 	b, n, force := proc.ruleReply(si.fe, hc, r, mode)
-	si.bytesOut = n
+	si.bytesOut += n
 	b = hc.afterLocal(si.fe, be, b, si)
 	hc.endTracking(si)
 	c.Write(b)
@@ -1475,12 +1493,23 @@ func (proc *Process) respReplyRule(c net.Conn, hc *hconn, si *streamInfo, mode h
 	return mode != http1.ConnClose && !force
 }
 
+// replySize is the size HAProxy's byte counters give a reply the proxy
+// made: its head's HTX size and its payload.
+func replySize(b []byte, method http1.Method) int64 {
+	var h http1.Head
+	n, err := h.ParseResponse(b, method)
+	if err != nil || n <= 0 {
+		return int64(len(b))
+	}
+	return int64(h.HTXSize() + len(b) - n)
+}
+
 // sendRedirect sends the reply of redirect rule r of px, then counts and
 // logs the exchange.
 func (proc *Process) sendRedirect(px *proxy, c net.Conn, hc *hconn, r *httpRule, v *sample.Request, mode http1.ConnValue, si *streamInfo) {
 	b := hc.redirectReply(r.redir, v, mode)
+	si.bytesOut += replySize(b, hc.req.Method)
 	b = hc.afterLocal(si.fe, px, b, si)
-	si.bytesOut = int64(len(b))
 	hc.endTracking(si)
 	c.Write(b)
 	si.tt = time.Since(si.accept)

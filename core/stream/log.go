@@ -38,9 +38,12 @@ func (si *streamInfo) appendNames(b []byte) []byte {
 		b = append(b, si.fe.Name...)
 	}
 	b = append(b, '/')
-	if si.srv != nil {
+	switch {
+	case si.srv != nil:
 		b = append(b, si.srv.Name...)
-	} else {
+	case si.cached:
+		b = append(b, "<CACHE>"...)
+	default:
 		b = append(b, "<NOSRV>"...)
 	}
 	return b
@@ -90,7 +93,7 @@ func (proc *Process) logTCP(si *streamInfo) {
 	b = append(b, "] "...)
 	b = si.appendNames(b)
 	b = append(b, ' ')
-	b = appendMs(b, si.tw, si.srv != nil || si.term[1] == 'Q')
+	b = appendMs(b, si.tw, si.srv != nil || si.cached || si.term[1] == 'Q')
 	b = append(b, '/')
 	b = appendMs(b, si.tc, si.connected)
 	b = append(b, '/')
@@ -126,7 +129,7 @@ func (proc *Process) logHTTP(si *streamInfo) {
 	// No request head: HAProxy's TR is -1 (timeouts, aborts, bad requests).
 	b = appendMs(b, si.trq, si.hasTR())
 	b = append(b, '/')
-	b = appendMs(b, si.tw, si.srv != nil || si.term[1] == 'Q')
+	b = appendMs(b, si.tw, si.srv != nil || si.cached || si.term[1] == 'Q')
 	b = append(b, '/')
 	b = appendMs(b, si.tc, si.connected)
 	b = append(b, '/')

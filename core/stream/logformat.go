@@ -857,9 +857,12 @@ func (f *logFormat) build(b []byte, proc *Process, si *streamInfo, live *sample.
 		case lfBackend:
 			b = appendLFText(b, be.Name, o)
 		case lfServer:
-			if si.srv != nil {
+			switch {
+			case si.srv != nil:
 				b = appendLFText(b, si.srv.Name, o)
-			} else {
+			case si.cached:
+				b = appendLFText(b, "<CACHE>", o)
+			default:
 				b = appendLFText(b, "<NOSRV>", o)
 			}
 		case lfTh, lfTi:
@@ -867,7 +870,7 @@ func (f *logFormat) build(b []byte, proc *Process, si *streamInfo, live *sample.
 		case lfTR, lfTq:
 			b = appendMsLF(b, si.trq, si.hasTR())
 		case lfTw:
-			b = appendMsLF(b, si.tw, si.srv != nil || si.term[1] == 'Q')
+			b = appendMsLF(b, si.tw, si.srv != nil || si.cached || si.term[1] == 'Q')
 		case lfTc:
 			b = appendMsLF(b, si.tc, si.connected)
 		case lfTr:

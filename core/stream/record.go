@@ -32,6 +32,7 @@ type streamInfo struct {
 	left        bool   // the stream no longer counts in its backend and server
 	gotResp     bool   // a response head came from the server (Tr is set)
 	connected   bool   // a server connection was established (Tc is set)
+	cached      bool   // answered by the cache: HAProxy logs its <CACHE> server, Tw 0
 	logged      bool   // counted and logged before its last write (see exchangeDone)
 	ck          cookieState
 	// view is what the stream's expressions read, which its log line's
