@@ -205,6 +205,19 @@ backend be
     http-after-response set-header X-After %[res.cache_hit]
     server s1 ORIGIN
 
+frontend fe2
+    bind "fd@${FE2}"
+    http-request cache-use small
+    http-response cache-store small
+    http-response set-header X-Hit %[res.cache_hit]
+    default_backend be2
+
+# A hit in the frontend's rules never reaches this backend.
+backend be2
+    http-request deny if { req.hdr(x-deny) -m found }
+    http-response set-header X-Be-Resp 1
+    server s1 ORIGIN
+
 backend novary
     http-request cache-use novary
     http-response cache-store novary
@@ -214,10 +227,11 @@ backend novary
 
 // proxyRun is one proxy with its own origin.
 type proxyRun struct {
-	name string
-	p    *harness.Proc
-	o    *origin
-	addr string
+	name  string
+	p     *harness.Proc
+	o     *origin
+	addr  string
+	addr2 string // the frontend with the cache rules
 	// requests counts the responses the client read, each of which
 	// has its log line.
 	requests int
@@ -250,10 +264,11 @@ func start(t *testing.T, name, prog string) *proxyRun {
 		}
 	}()
 	cfg := strings.NewReplacer("ORIGIN", oaddr, "LOGSOCK", sock).Replace(config)
-	p := harness.Start(t, prog, cfg, "FE")
+	p := harness.Start(t, prog, cfg, "FE", "FE2")
 	t.Cleanup(p.Stop)
-	pr.p, pr.addr = p, p.Addrs["FE"]
+	pr.p, pr.addr, pr.addr2 = p, p.Addrs["FE"], p.Addrs["FE2"]
 	harness.WaitListening(t, pr.addr, 5*time.Second)
+	harness.WaitListening(t, pr.addr2, 5*time.Second)
 	return pr
 }
 
@@ -394,7 +409,7 @@ func readResponse(br *bufio.Reader, method string) (*response, error) {
 func (r *response) shown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s [%s] ", r.status, r.framing)
-	for _, f := range []string{"x-hit", "x-after", "etag", "vary", "content-encoding", "set-cookie", "cache-control", "location", "content-type"} {
+	for _, f := range []string{"x-hit", "x-after", "x-be-resp", "etag", "vary", "content-encoding", "set-cookie", "cache-control", "location", "content-type"} {
 		if v, ok := r.fields[f]; ok {
 			fmt.Fprintf(&b, "%s=%s ", f, strings.Join(v, "|"))
 		}
@@ -455,7 +470,7 @@ func head(path string, fields ...string) req {
 // A case is a sequence of requests on one connection; each runs twice,
 // once a request at a time and once pipelined, under its own prefix.
 type cacheCase struct {
-	name string
+	name string // a name starting with "frontend-": on fe2
 	reqs []req
 }
 
@@ -519,13 +534,14 @@ var cases = []cacheCase{
 	{"query", []req{get("/cl?a=1"), get("/cl?a=2"), get("/cl?a=1")}},
 	{"http-response-rules", []req{get("/setstatus/cl"), get("/setstatus/cl"), get("/deny/cl"), get("/deny/cl"),
 		get("/redirect/cl"), get("/redirect/cl"), get("/return/cl"), get("/return/cl"), get("/return/cl", `If-None-Match: "x"`), get("/cl")}},
+	{"frontend-hit", []req{get("/cl"), get("/cl", "X-Deny: 1"), get("/other", "X-Deny: 1"), head("/cl", "X-Deny: 1"), get("/cl")}},
 	{"mixed", []req{get("/chunked"), get("/cl"), head("/chunked"), get("/chunked"), get("/etag"),
 		get("/etag", `If-None-Match: "v1"`), get("/chunked"), get("/s404"), get("/cl"), head("/cl")}},
 }
 
 // closeCase is a response delimited by the server's close: the client
 // connection ends with it, so it runs alone.
-var closeCase = cacheCase{"close-delimited", []req{get("/close")}}
+var closeCase = cacheCase{name: "close-delimited", reqs: []req{get("/close")}}
 
 // run plays c on a new connection under prefix, pipelined or a request at
 // a time, and returns what the client made of each response, then
@@ -609,7 +625,11 @@ func TestCacheAgainstHAProxy(t *testing.T) {
 				if strings.HasPrefix(c.reqs[0].path, "/nv/") {
 					prefix = "/nv" + prefix
 				}
-				out, err := run(pr.addr, prefix, c, pipelined)
+				addr := pr.addr
+				if strings.HasPrefix(c.name, "frontend-") {
+					addr = pr.addr2
+				}
+				out, err := run(addr, prefix, c, pipelined)
 				pr.requests += len(out)
 				if err != nil {
 					t.Errorf("%s, %s: %v\n%s", pr.name, prefix, err, strings.Join(out, "\n"))
