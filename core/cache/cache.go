@@ -186,7 +186,13 @@ func (c *Cache) Fits(n int) bool {
 
 // Store keeps e, replacing the entry with the same keys, evicting the
 // oldest entries until it fits. It returns false when e cannot be kept.
-func (c *Cache) Store(e *Entry) bool {
+func (c *Cache) Store(e *Entry) bool { return c.StoreFor(e, e.SecKey) }
+
+// StoreFor is Store for a response to a request whose secondary key is
+// req: of the entries varying as e does, it replaces the first that
+// request would have been served, as HAProxy 2.6 does, and keeps the
+// others, which then answer before e when they match.
+func (c *Cache) StoreFor(e *Entry, req [SecKeyLen]byte) bool {
 	n := e.Size()
 	if !c.Fits(n) {
 		return false
@@ -197,9 +203,12 @@ func (c *Cache) Store(e *Entry) bool {
 	defer c.mu.Unlock()
 	old := c.entries[e.Hash]
 	kept := old[:0]
+	replaced := false
 	for _, o := range old {
-		same := o.Signature == 0 && e.Signature == 0 || o.Signature != 0 && e.Signature != 0 && o.SecKey == e.SecKey
+		same := o.Signature == 0 && e.Signature == 0 ||
+			!replaced && o.Signature != 0 && e.Signature != 0 && SecKeyMatch(o.SecKey, req)
 		if same || o.Expire <= now || o.Signature != e.Signature && (o.Signature == 0 || e.Signature == 0) {
+			replaced = replaced || same
 			c.unlink(o)
 			continue
 		}

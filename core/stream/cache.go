@@ -66,6 +66,7 @@ type cacheTxn struct {
 type cacheStore struct {
 	c    *cache.Cache
 	e    *cache.Entry
+	req  [cache.SecKeyLen]byte // the request's secondary key, for the signature
 	body []byte
 	over bool // too big: dropped
 }
@@ -201,6 +202,7 @@ func (hc *hconn) cacheStoreRule(r *httpRule, h *http1.Head) {
 		h.Del("age")
 	}
 	e.LastModified = cache.LastModified(hdr, now)
+	var reqKey [cache.SecKeyLen]byte
 	if v, ok := h.Get("etag"); ok {
 		e.ETag = append([]byte(nil), v...)
 	}
@@ -212,6 +214,7 @@ func (hc *hconn) cacheStoreRule(r *httpRule, h *http1.Head) {
 		if sig&cache.VaryReferer == 0 {
 			clear(e.SecKey[4:8])
 		}
+		reqKey = e.SecKey
 		// The response's encodings go in the key whatever the signature,
 		// as HAProxy 2.6 does: an entry that varies on the referer alone
 		// then matches no request (whose key has no encodings), and is
@@ -225,7 +228,7 @@ func (hc *hconn) cacheStoreRule(r *httpRule, h *http1.Head) {
 	if !c.Fits(len(e.Head)) {
 		return
 	}
-	ct.st = &cacheStore{c: c, e: e}
+	ct.st = &cacheStore{c: c, e: e, req: reqKey}
 }
 
 // cacheBody adds what of the body goes to the client to the response
@@ -272,7 +275,7 @@ func (hc *hconn) cacheDone() {
 	}
 	st.e.Body = st.body
 	st.e.DataLen = hc.rsBody.HTXData()
-	st.c.Store(st.e)
+	st.c.StoreFor(st.e, st.req)
 }
 
 // serveCached answers the request from its cache hit, through the
