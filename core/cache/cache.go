@@ -47,6 +47,9 @@ type Entry struct {
 	// UntilClose: the body was delimited by the server's close, and is
 	// served so, closing the client's connection after it.
 	UntilClose bool
+	// ObjSize is the object's size as HAProxy's shared blocks hold it
+	// (see ObjectSize); 0: that of Head and Body after the entry.
+	ObjSize int
 	// DataLen is the body as HAProxy's logs count it: its payload, and
 	// the end of a chunked body's trailers.
 	DataLen      int64
@@ -64,7 +67,12 @@ type Entry struct {
 func (e *Entry) Key32() uint32 { return binary.LittleEndian.Uint32(e.Hash[:4]) }
 
 // Size is the entry's size as show cache counts it.
-func (e *Entry) Size() int { return len(e.Head) + len(e.Body) }
+func (e *Entry) Size() int {
+	if e.ObjSize > 0 {
+		return e.ObjSize
+	}
+	return entryOverhead + len(e.Head) + len(e.Body)
+}
 
 // Blocks is how many blocks the entry takes.
 func (e *Entry) Blocks() int { return e.blocks }
@@ -171,15 +179,40 @@ func (c *Cache) unlink(e *Entry) {
 	}
 }
 
-// blocksFor is how many blocks an entry of n bytes takes, its header
-// included as HAProxy counts its struct cache_entry.
-func blocksFor(n int) int { return (n + entryOverhead + BlockSize - 1) / BlockSize }
+// blocksFor is how many blocks an object of n bytes takes.
+func blocksFor(n int) int { return (n + BlockSize - 1) / BlockSize }
 
-// entryOverhead is the size of HAProxy's struct cache_entry in front of
-// the stored data.
-const entryOverhead = 96
+// entryOverhead is the size of HAProxy 2.6's struct cache_entry (on a
+// 64-bit machine) in front of the stored data.
+const entryOverhead = 112
 
-// Fits says whether an object of n bytes may be stored.
+// htxInfo is the size of the info word each stored HTX block has.
+const htxInfo = 4
+
+// HeadSize is the size of a response head once stored as HAProxy 2.6
+// stores it: the entry, then the head's HTX blocks (start line, fields,
+// end of headers), each with its info word. htxHead is the head's HTX
+// size (http1's HTXSize), fields its fields.
+func HeadSize(htxHead, fields int) int {
+	return entryOverhead + htxHead + htxInfo*(fields+2)
+}
+
+// ObjectSize is the size of an object whose head takes head bytes (see
+// HeadSize): the payload goes in one data block, and a chunked body's
+// end of trailers in a block of one byte.
+func ObjectSize(head int, payload int64, chunked bool) int {
+	n := head
+	if payload > 0 {
+		n += htxInfo + int(payload)
+	}
+	if chunked {
+		n += htxInfo + 1
+	}
+	return n
+}
+
+// Fits says whether an object of n bytes (see ObjectSize) may be stored:
+// HAProxy's max-object-size bounds it, the entry included.
 func (c *Cache) Fits(n int) bool {
 	return (c.MaxObjSize <= 0 || n <= c.MaxObjSize) && blocksFor(n) <= c.MaxBlocks
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,11 +65,13 @@ type cacheTxn struct {
 
 // cacheStore is a response on its way into a cache.
 type cacheStore struct {
-	c    *cache.Cache
-	e    *cache.Entry
-	req  [cache.SecKeyLen]byte // the request's secondary key, for the signature
-	body []byte
-	over bool // too big: dropped
+	c       *cache.Cache
+	e       *cache.Entry
+	req     [cache.SecKeyLen]byte // the request's secondary key, for the signature
+	head    int                   // the head's stored size (cache.HeadSize)
+	chunked bool
+	body    []byte
+	over    bool // too big: dropped
 }
 
 // compileCacheAction compiles cache-use (a request action) and
@@ -225,10 +228,21 @@ func (hc *hconn) cacheStoreRule(r *httpRule, h *http1.Head) {
 	}
 	e.UntilClose = h.Body == http1.BodyUntilClose
 	e.Head = append([]byte(nil), hc.rwResp.Head(h)...)
-	if !c.Fits(len(e.Head)) {
+	fields := 0
+	for i := range h.NumFields() {
+		if name, _ := h.Field(i); !h.Deleted(i) && !strings.EqualFold(string(name), "connection") {
+			fields++
+		}
+	}
+	if present {
+		// HAProxy's removal of Age leaves its block, without data.
+		fields++
+	}
+	head := cache.HeadSize(h.HTXSize(), fields)
+	if !c.Fits(head) {
 		return
 	}
-	ct.st = &cacheStore{c: c, e: e, req: reqKey}
+	ct.st = &cacheStore{c: c, e: e, req: reqKey, head: head, chunked: h.Body == http1.BodyChunked}
 }
 
 // cacheBody adds what of the body goes to the client to the response
@@ -238,7 +252,9 @@ func (hc *hconn) cacheBody(p []byte) {
 	if st == nil || st.over {
 		return
 	}
-	if !st.c.Fits(len(st.e.Head) + len(st.body) + len(p)) {
+	// The payload so far decides, as HAProxy stores the data without
+	// its chunked framing.
+	if !st.c.Fits(cache.ObjectSize(st.head, hc.rsBody.Data, false)) {
 		st.over, st.body = true, nil
 		return
 	}
@@ -275,6 +291,7 @@ func (hc *hconn) cacheDone() {
 	}
 	st.e.Body = st.body
 	st.e.DataLen = hc.rsBody.HTXData()
+	st.e.ObjSize = cache.ObjectSize(st.head, hc.rsBody.Data, st.chunked)
 	st.c.StoreFor(st.e, st.req)
 }
 

@@ -127,6 +127,16 @@ func (o *origin) serve(c net.Conn) {
 		case "empty":
 			body = ""
 		}
+		// sizeN and csizeN: a body of N bytes, with a length or chunked.
+		if sz, ok := strings.CutPrefix(strings.TrimPrefix(name, "c"), "size"); ok {
+			n, _ := strconv.Atoi(sz)
+			body += strings.Repeat("y", max(0, n-len(body)))
+			if name[0] == 'c' {
+				name = "chunked"
+			} else {
+				name = "cl"
+			}
+		}
 		status := statusOf[name]
 		if status == "" {
 			status = "200 OK"
@@ -443,7 +453,14 @@ type req struct {
 
 func (q req) raw(prefix string, last bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s%s HTTP/1.1\r\nHost: cache.test\r\n", q.method, prefix, q.path)
+	method, version := q.method, "1.1"
+	if m, ok := strings.CutSuffix(method, "/1.0"); ok {
+		method, version = m, "1.0"
+	}
+	fmt.Fprintf(&b, "%s %s%s HTTP/%s\r\nHost: cache.test\r\n", method, prefix, q.path, version)
+	if version == "1.0" && !last {
+		b.WriteString("Connection: keep-alive\r\n")
+	}
 	if q.fields != "" {
 		b.WriteString(q.fields + "\r\n")
 	}
@@ -479,6 +496,17 @@ type cacheCase struct {
 // stored.
 func twice(path string, fields ...string) []req {
 	return []req{get(path, fields...), get(path, fields...)}
+}
+
+// sizes asks twice for bodies of sizes around the cache's
+// max-object-size (1000), which counts the head too.
+func sizes(kind string) []req {
+	var r []req
+	for _, n := range []int{800, 850, 870, 880, 890, 900, 910, 920, 950, 1000} {
+		p := fmt.Sprintf("/%s%d", kind, n)
+		r = append(r, get(p), get(p))
+	}
+	return r
 }
 
 var cases = []cacheCase{
@@ -540,6 +568,9 @@ var cases = []cacheCase{
 	{"query", []req{get("/cl?a=1"), get("/cl?a=2"), get("/cl?a=1")}},
 	{"http-response-rules", []req{get("/setstatus/cl"), get("/setstatus/cl"), get("/deny/cl"), get("/deny/cl"),
 		get("/redirect/cl"), get("/redirect/cl"), get("/return/cl"), get("/return/cl"), get("/return/cl", `If-None-Match: "x"`), get("/cl")}},
+	{"http-1.0", []req{{"GET/1.0", "/cl", ""}, get("/cl"), {"GET/1.0", "/cl", ""}, get("/cl")}},
+	{"sizes", sizes("size")},
+	{"sizes-chunked", sizes("csize")},
 	{"frontend-hit", []req{get("/cl"), get("/cl", "X-Deny: 1"), get("/other", "X-Deny: 1"), head("/cl", "X-Deny: 1"), get("/cl")}},
 	{"mixed", []req{get("/chunked"), get("/cl"), head("/chunked"), get("/chunked"), get("/etag"),
 		get("/etag", `If-None-Match: "v1"`), get("/chunked"), get("/s404"), get("/cl"), head("/cl")}},
@@ -597,7 +628,7 @@ func run(addr, prefix string, c cacheCase, pipelined bool) ([]string, error) {
 	return out, nil
 }
 
-var entryRE = regexp.MustCompile(`^0x[0-9a-f]+ (hash:\d+ vary:0x[0-9a-f]+) `)
+var entryRE = regexp.MustCompile(`^0x[0-9a-f]+ (hash:\d+ vary:0x[0-9a-f]+ size:\d+ \(\d+ blocks\)),`)
 
 // entries lists show cache's entries, by cache in order then by key and
 // secondary key, which are HAProxy's: the same requests store the same.
