@@ -453,9 +453,17 @@ type req struct {
 
 func (q req) raw(prefix string, last bool) string {
 	var b strings.Builder
-	method, version := q.method, "1.1"
+	method, version, body := q.method, "1.1", ""
 	if m, ok := strings.CutSuffix(method, "/1.0"); ok {
 		method, version = m, "1.0"
+	}
+	// A GET may carry a body, which must not be read as the next request
+	// when the cache answers it.
+	switch method {
+	case "GET+length":
+		method, body = "GET", "Content-Length: 14\r\n"
+	case "GET+chunked":
+		method, body = "GET", "Transfer-Encoding: chunked\r\n"
 	}
 	fmt.Fprintf(&b, "%s %s%s HTTP/%s\r\nHost: cache.test\r\n", method, prefix, q.path, version)
 	if version == "1.0" && !last {
@@ -467,12 +475,18 @@ func (q req) raw(prefix string, last bool) string {
 	if q.method == "POST" {
 		b.WriteString("Content-Length: 3\r\n")
 	}
+	b.WriteString(body)
 	if last {
 		b.WriteString("Connection: close\r\n")
 	}
 	b.WriteString("\r\n")
-	if q.method == "POST" {
+	switch q.method {
+	case "POST":
 		b.WriteString("abc")
+	case "GET+length":
+		b.WriteString("GET /x HTTP/1.")
+	case "GET+chunked":
+		b.WriteString("e\r\nGET /x HTTP/1.\r\n0\r\n\r\n")
 	}
 	return b.String()
 }
@@ -568,6 +582,7 @@ var cases = []cacheCase{
 	{"query", []req{get("/cl?a=1"), get("/cl?a=2"), get("/cl?a=1")}},
 	{"http-response-rules", []req{get("/setstatus/cl"), get("/setstatus/cl"), get("/deny/cl"), get("/deny/cl"),
 		get("/redirect/cl"), get("/redirect/cl"), get("/return/cl"), get("/return/cl"), get("/return/cl", `If-None-Match: "x"`), get("/cl")}},
+	{"get-with-body", []req{get("/cl"), {"GET+length", "/cl", ""}, get("/cl"), {"GET+chunked", "/cl", ""}, get("/other"), head("/cl")}},
 	{"http-1.0", []req{{"GET/1.0", "/cl", ""}, get("/cl"), {"GET/1.0", "/cl", ""}, get("/cl")}},
 	{"sizes", sizes("size")},
 	{"sizes-chunked", sizes("csize")},
