@@ -352,6 +352,11 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 		size += e.DataLen
 	}
 	si.bytesOut = size
+	if body != nil {
+		// The cache produces the whole response at once: its rules see
+		// the body, as HAProxy's do without waiting for it.
+		hc.ss.resBody, hc.ss.resBodyOK = decodeBody(hc.ss.resBody[:0], body, resp), true
+	}
 	view := &hc.view
 	view.Head, view.Req, view.Status = resp, req, status
 	si.status = status

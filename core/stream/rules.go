@@ -191,7 +191,7 @@ func compileRule(env *sample.Env, words []string, named map[string][]*sample.Ter
 		if args[0] == "add-header" {
 			r.act = actAddHeader
 		}
-		v, err := sample.CompileLF(env, strings.Join(args[2:], " "))
+		v, err := httpLF(env, strings.Join(args[2:], " "))
 		if err != nil {
 			return nil, err
 		}
@@ -293,6 +293,15 @@ func appendLower(b, s []byte) []byte {
 		b = append(b, c)
 	}
 	return b
+}
+
+// httpLF compiles the format of an HTTP action (see sample.Expr.HTTP).
+func httpLF(env *sample.Env, s string) (*sample.Expr, error) {
+	e, err := sample.CompileLF(env, s)
+	if err == nil {
+		e.HTTP()
+	}
+	return e, err
 }
 
 // reasonPhrase is the reason HAProxy 2.6's http_get_reason gives a
