@@ -1,9 +1,10 @@
 // Package cache is the store behind HAProxy 2.6's HTTP cache: named
 // caches of whole responses, keyed by the SHA-1 of the request's host and
 // URI, with an optional secondary key for responses that vary on
-// accept-encoding or referer, bounded in total size with the oldest
-// entries evicted first. It knows nothing of connections: the stream
-// gives it a response's head and body once the body is complete.
+// accept-encoding or referer, bounded in total size with the least
+// recently used entries evicted first. It knows nothing of connections:
+// the stream gives it a response's head and body once the body is
+// complete.
 package cache
 
 import (
@@ -81,10 +82,11 @@ func (e *Entry) Blocks() int { return e.blocks }
 type Cache struct {
 	Config
 	// mu guards entries, lru and used: requests look up and store from
-	// every stream's goroutine, show cache reads them.
+	// every stream's goroutine, show cache reads them. lru is in order of
+	// last use, the least recently stored or served first.
 	mu      sync.Mutex
 	entries map[[20]byte][]*Entry // by primary key; several with Vary
-	lru     list.List             // of *Entry, oldest first
+	lru     list.List             // of *Entry, least recently used first
 	used    int                   // blocks held by entries
 	now     func() time.Time
 }
@@ -139,6 +141,12 @@ func (c *Cache) Lookup(hash [20]byte, seckey func(sig uint32) ([SecKeyLen]byte, 
 			continue
 		}
 		if e.Signature == 0 || SecKeyMatch(e.SecKey, key) {
+			// A hit makes the entry the last to be evicted, as HAProxy's
+			// shared blocks go back to the end of the free list once
+			// read.
+			if e.elem != nil {
+				c.lru.MoveToBack(e.elem)
+			}
 			return e
 		}
 	}
@@ -218,7 +226,7 @@ func (c *Cache) Fits(n int) bool {
 }
 
 // Store keeps e, replacing the entry with the same keys, evicting the
-// oldest entries until it fits. It returns false when e cannot be kept.
+// least recently used entries until it fits. It returns false when e cannot be kept.
 func (c *Cache) Store(e *Entry) bool { return c.StoreFor(e, e.SecKey) }
 
 // StoreFor is Store for a response to a request whose secondary key is

@@ -51,6 +51,22 @@ func TestEvictionOldestFirst(t *testing.T) {
 	}
 }
 
+// A hit makes an entry the most recent: the one evicted is the least
+// recently stored or served, as in HAProxy.
+func TestEvictionLeastRecentlyUsed(t *testing.T) {
+	c, _ := newTestCache(4)
+	a, b, d := entry(c, "a", 1500), entry(c, "b", 1500), entry(c, "d", 1500)
+	if !c.Store(a) || !c.Store(b) || c.Lookup(a.Hash, nil) != a || !c.Store(d) {
+		t.Fatal("store or lookup failed")
+	}
+	if c.Lookup(b.Hash, nil) != nil {
+		t.Error("the least recently used entry survived")
+	}
+	if c.Lookup(a.Hash, nil) != a || c.Lookup(d.Hash, nil) != d {
+		t.Error("a recently used entry was evicted")
+	}
+}
+
 func TestExpiry(t *testing.T) {
 	c, now := newTestCache(8)
 	e := entry(c, "a", 10)
