@@ -226,7 +226,8 @@ func (c *Cache) Fits(n int) bool {
 }
 
 // Store keeps e, replacing the entry with the same keys, evicting the
-// least recently used entries until it fits. It returns false when e cannot be kept.
+// least recently used entries until it fits. It returns false when e
+// cannot be kept.
 func (c *Cache) Store(e *Entry) bool { return c.StoreFor(e, e.SecKey) }
 
 // StoreFor is Store for a response to a request whose secondary key is
