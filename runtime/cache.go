@@ -24,7 +24,12 @@ func showCache(ca *cache.Cache, b []byte) []byte {
 	entries := ca.Snapshot()
 	now := ca.Now()
 	b = fmt.Appendf(b, "%p: %s (shctx:%p, available blocks:%d)\n", ca, ca.Name, &ca.Config, ca.AvailableBlocks())
-	for _, e := range entries {
+	for i, e := range entries {
+		// HAProxy walks its tree from one key to the next: of the
+		// entries that vary under one key it shows the first stored.
+		if i > 0 && e.Key32() == entries[i-1].Key32() {
+			continue
+		}
 		b = fmt.Appendf(b, "%p hash:%d vary:0x", e, e.Key32())
 		for _, x := range e.SecKey {
 			b = fmt.Appendf(b, "%02x", x)

@@ -1,9 +1,10 @@
 // Package cache is the store behind HAProxy 2.6's HTTP cache: named
 // caches of whole responses, keyed by the SHA-1 of the request's host and
 // URI, with an optional secondary key for responses that vary on
-// accept-encoding or referer, bounded in total size with the oldest
-// entries evicted first. It knows nothing of connections: the stream
-// gives it a response's head and body once the body is complete.
+// accept-encoding or referer, bounded in total size with the least
+// recently used entries evicted first. It knows nothing of connections:
+// the stream gives it a response's head and body once the body is
+// complete.
 package cache
 
 import (
@@ -43,7 +44,16 @@ type Entry struct {
 	Signature uint32 // the Vary headers the secondary key covers; 0: none
 	// Head is the response head as the cache-store rule saw it; Body its
 	// body as it went to the client, framing included.
-	Head, Body   []byte
+	Head, Body []byte
+	// UntilClose: the body was delimited by the server's close, and is
+	// served so, closing the client's connection after it.
+	UntilClose bool
+	// ObjSize is the object's size as HAProxy's shared blocks hold it
+	// (see ObjectSize); 0: that of Head and Body after the entry.
+	ObjSize int
+	// DataLen is the body as HAProxy's logs count it: its payload, and
+	// the end of a chunked body's trailers.
+	DataLen      int64
 	Expire       int64 // Unix seconds
 	Validated    int64 // Unix seconds of the response's storage
 	Age          int64 // the server's Age header
@@ -58,7 +68,12 @@ type Entry struct {
 func (e *Entry) Key32() uint32 { return binary.LittleEndian.Uint32(e.Hash[:4]) }
 
 // Size is the entry's size as show cache counts it.
-func (e *Entry) Size() int { return len(e.Head) + len(e.Body) }
+func (e *Entry) Size() int {
+	if e.ObjSize > 0 {
+		return e.ObjSize
+	}
+	return entryOverhead + len(e.Head) + len(e.Body)
+}
 
 // Blocks is how many blocks the entry takes.
 func (e *Entry) Blocks() int { return e.blocks }
@@ -67,10 +82,11 @@ func (e *Entry) Blocks() int { return e.blocks }
 type Cache struct {
 	Config
 	// mu guards entries, lru and used: requests look up and store from
-	// every stream's goroutine, show cache reads them.
+	// every stream's goroutine, show cache reads them. lru is in order of
+	// last use, the least recently stored or served first.
 	mu      sync.Mutex
 	entries map[[20]byte][]*Entry // by primary key; several with Vary
-	lru     list.List             // of *Entry, oldest first
+	lru     list.List             // of *Entry, least recently used first
 	used    int                   // blocks held by entries
 	now     func() time.Time
 }
@@ -125,6 +141,12 @@ func (c *Cache) Lookup(hash [20]byte, seckey func(sig uint32) ([SecKeyLen]byte, 
 			continue
 		}
 		if e.Signature == 0 || SecKeyMatch(e.SecKey, key) {
+			// A hit makes the entry the last to be evicted, as HAProxy's
+			// shared blocks go back to the end of the free list once
+			// read.
+			if e.elem != nil {
+				c.lru.MoveToBack(e.elem)
+			}
 			return e
 		}
 	}
@@ -165,22 +187,54 @@ func (c *Cache) unlink(e *Entry) {
 	}
 }
 
-// blocksFor is how many blocks an entry of n bytes takes, its header
-// included as HAProxy counts its struct cache_entry.
-func blocksFor(n int) int { return (n + entryOverhead + BlockSize - 1) / BlockSize }
+// blocksFor is how many blocks an object of n bytes takes.
+func blocksFor(n int) int { return (n + BlockSize - 1) / BlockSize }
 
-// entryOverhead is the size of HAProxy's struct cache_entry in front of
-// the stored data.
-const entryOverhead = 96
+// entryOverhead is the size of HAProxy 2.6's struct cache_entry (on a
+// 64-bit machine) in front of the stored data.
+const entryOverhead = 112
 
-// Fits says whether an object of n bytes may be stored.
+// htxInfo is the size of the info word each stored HTX block has.
+const htxInfo = 4
+
+// HeadSize is the size of a response head once stored as HAProxy 2.6
+// stores it: the entry, then the head's HTX blocks (start line, fields,
+// end of headers), each with its info word. htxHead is the head's HTX
+// size (http1's HTXSize), fields its fields.
+func HeadSize(htxHead, fields int) int {
+	return entryOverhead + htxHead + htxInfo*(fields+2)
+}
+
+// ObjectSize is the size of an object whose head takes head bytes (see
+// HeadSize): the payload goes in one data block, and a chunked body's
+// end of trailers in a block of one byte.
+func ObjectSize(head int, payload int64, chunked bool) int {
+	n := head
+	if payload > 0 {
+		n += htxInfo + int(payload)
+	}
+	if chunked {
+		n += htxInfo + 1
+	}
+	return n
+}
+
+// Fits says whether an object of n bytes (see ObjectSize) may be stored:
+// HAProxy's max-object-size bounds it, the entry included.
 func (c *Cache) Fits(n int) bool {
 	return (c.MaxObjSize <= 0 || n <= c.MaxObjSize) && blocksFor(n) <= c.MaxBlocks
 }
 
 // Store keeps e, replacing the entry with the same keys, evicting the
-// oldest entries until it fits. It returns false when e cannot be kept.
-func (c *Cache) Store(e *Entry) bool {
+// least recently used entries until it fits. It returns false when e
+// cannot be kept.
+func (c *Cache) Store(e *Entry) bool { return c.StoreFor(e, e.SecKey) }
+
+// StoreFor is Store for a response to a request whose secondary key is
+// req: of the entries varying as e does, it replaces the first that
+// request would have been served, as HAProxy 2.6 does, and keeps the
+// others, which then answer before e when they match.
+func (c *Cache) StoreFor(e *Entry, req [SecKeyLen]byte) bool {
 	n := e.Size()
 	if !c.Fits(n) {
 		return false
@@ -191,9 +245,12 @@ func (c *Cache) Store(e *Entry) bool {
 	defer c.mu.Unlock()
 	old := c.entries[e.Hash]
 	kept := old[:0]
+	replaced := false
 	for _, o := range old {
-		same := o.Signature == 0 && e.Signature == 0 || o.Signature != 0 && e.Signature != 0 && o.SecKey == e.SecKey
+		same := o.Signature == 0 && e.Signature == 0 ||
+			!replaced && o.Signature != 0 && e.Signature != 0 && SecKeyMatch(o.SecKey, req)
 		if same || o.Expire <= now || o.Signature != e.Signature && (o.Signature == 0 || e.Signature == 0) {
+			replaced = replaced || same
 			c.unlink(o)
 			continue
 		}

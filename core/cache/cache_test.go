@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,22 @@ func TestEvictionOldestFirst(t *testing.T) {
 	}
 	if got := c.AvailableBlocks(); got != 4-b.Blocks()-d.Blocks() {
 		t.Errorf("available blocks %d", got)
+	}
+}
+
+// A hit makes an entry the most recent: the one evicted is the least
+// recently stored or served, as in HAProxy.
+func TestEvictionLeastRecentlyUsed(t *testing.T) {
+	c, _ := newTestCache(4)
+	a, b, d := entry(c, "a", 1500), entry(c, "b", 1500), entry(c, "d", 1500)
+	if !c.Store(a) || !c.Store(b) || c.Lookup(a.Hash, nil) != a || !c.Store(d) {
+		t.Fatal("store or lookup failed")
+	}
+	if c.Lookup(b.Hash, nil) != nil {
+		t.Error("the least recently used entry survived")
+	}
+	if c.Lookup(a.Hash, nil) != a || c.Lookup(d.Hash, nil) != d {
+		t.Error("a recently used entry was evicted")
 	}
 }
 
@@ -115,6 +132,48 @@ func TestVaryKeys(t *testing.T) {
 	if ResponseEncoding(hdr("Content-Encoding: foo"), &g.SecKey) {
 		t.Error("unknown encoding accepted")
 	}
+	// HAProxy 2.6 reads content-encoding as written: GZIP is unknown.
+	if ResponseEncoding(hdr("Content-Encoding: GZIP"), &g.SecKey) {
+		t.Error("GZIP content-encoding accepted")
+	}
+}
+
+func TestAcceptEncodingKey(t *testing.T) {
+	bitmap := func(v ...string) (uint32, bool) {
+		var lines []string
+		for _, x := range v {
+			lines = append(lines, "Accept-Encoding: "+x)
+		}
+		k, ok := SecondaryKey(hdr(lines...), VaryAcceptEncoding)
+		return binary.LittleEndian.Uint32(k[0:4]), ok
+	}
+	for _, c := range []struct {
+		v    []string
+		want uint32
+	}{
+		{[]string{"GZIP"}, encIdentity | encGzip},
+		{[]string{"gzip ; Q=0"}, encIdentity},
+		{[]string{"gzip;q=0.0"}, encIdentity | encGzip}, // only "q=0" refuses
+		{[]string{"identity;q=0, br"}, encBr},
+		{[]string{"*, br;q=0"}, ^uint32(0) &^ encBr},
+		{[]string{"gzipx"}, encIdentity | encOther},
+		{[]string{""}, encIdentity},
+	} {
+		if got, ok := bitmap(c.v...); !ok || got != c.want {
+			t.Errorf("%q: %#x %v, want %#x", c.v, got, ok, c.want)
+		}
+	}
+	// Sixteen elements, in one field or several, and the key is not built.
+	many := strings.Repeat("gzip, ", 15) + "br"
+	if _, ok := bitmap(many); ok {
+		t.Error("16 elements in one field accepted")
+	}
+	if _, ok := bitmap(strings.Repeat("gzip, ", 14)+"br", ""); ok {
+		t.Error("16 elements over two fields, an empty one included, accepted")
+	}
+	if _, ok := bitmap(strings.Repeat("gzip, ", 14) + "br"); !ok {
+		t.Error("15 elements refused")
+	}
 }
 
 func TestCacheability(t *testing.T) {
@@ -130,7 +189,11 @@ func TestCacheability(t *testing.T) {
 		{[]string{"Cache-Control: private", "Expires: x"}, RequestFlags{}, false},
 		{[]string{"Cache-Control: max-age=5"}, RequestFlags{NoStore: true}, false},
 		{[]string{"Cache-Control: public, max-age=5"}, RequestFlags{NoStore: true}, true},
-		{[]string{"Cache-Control: max-age=5"}, RequestFlags{Ignore: true}, false},
+		{[]string{"Cache-Control: max-age=5"}, RequestFlags{Ignore: true}, true},
+		{[]string{"Cache-Control: max-age=5"}, RequestFlags{Ignore: true, NoStore: true}, false},
+		{[]string{"Cache-Control: max-age=5", "Set-Cookie: a=b"}, RequestFlags{}, true},
+		{[]string{"Cache-Control: max-age=5, no-cache=\"set-cookie\"", "Set-Cookie: a=b"}, RequestFlags{}, false},
+		{[]string{"Cache-Control: public"}, RequestFlags{}, false},
 	}
 	for i, c := range cases {
 		if got := Cacheable(hdr(c.resp...), c.req); got != c.want {
@@ -183,5 +246,77 @@ func FuzzDirective(f *testing.F) {
 		VarySignature(h)
 		SecondaryKey(h, ^uint32(0))
 		NotModified(h, &Entry{ETag: []byte(s)})
+	})
+}
+
+// fuzzHeader makes a Header of the "name: value" lines of s, as a
+// message's fields would give them.
+func fuzzHeader(s string) Header {
+	return hdr(strings.Split(s, "\n")...)
+}
+
+// FuzzHeaderReaders gives every reader of request and response fields
+// the same arbitrary fields: none may panic, and what they return keeps
+// the bounds the store relies on.
+func FuzzHeaderReaders(f *testing.F) {
+	for _, s := range []string{
+		"Cache-Control: max-age=5\nAge: 3\nETag: \"a\"",
+		"Cache-Control: s-maxage=\"7\", max-age=1\nExpires: Thu, 01 Jan 2099 00:00:00 GMT",
+		"Expires: 0\nLast-Modified: Tue, 01 Dec 2026 00:00:00 GMT\nDate: x",
+		"Age: 99999999999999999999\nCache-Control: max-age=99999999999999999999",
+		"Age: -1\nCache-Control: max-age=-1",
+		"Vary: accept-encoding, referer\nAccept-Encoding: gzip;q=0, br;q=0.5, *\nReferer: /a",
+		"Accept-Encoding: x-gzip, identity;q=0\nContent-Encoding: gzip, br",
+		"Accept-Encoding: ;q=0, ,,\nContent-Encoding: \nVary: ,",
+		"If-None-Match: W/\"a\", \"b\"\nIf-Modified-Since: Wed, 02 Dec 2026 00:00:00 GMT",
+		"Cache-Control: no-cache=\"set-cookie, x\", \"quoted\\\"comma,\"\nPragma: no-cache",
+		"Authorization: x\nCache-Control: public",
+	} {
+		f.Add(s)
+	}
+	c, _ := newTestCache(64)
+	now := c.Now()
+	f.Fuzz(func(t *testing.T, s string) {
+		h := fuzzHeader(s)
+		req := CheckRequest(h)
+		Cacheable(h, req)
+		if eff, trueAge, ok := c.MaxAge(h, now); ok {
+			if eff < 0 || eff > int64(c.Config.MaxAge) || trueAge < -1 {
+				t.Fatalf("max age %d (true %d) out of bounds", eff, trueAge)
+			}
+		}
+		if age, present, ok := ServerAge(h); ok && present && (age <= 0 || age > MaxEntryAge) {
+			t.Fatalf("age %d kept", age)
+		}
+		LastModified(h, now)
+		sig, _ := VarySignature(h)
+		if sig&^varyAll != 0 {
+			t.Fatalf("signature %#x", sig)
+		}
+		k1, ok1 := SecondaryKey(h, ^uint32(0))
+		k2, ok2 := SecondaryKey(h, ^uint32(0))
+		if k1 != k2 || ok1 != ok2 {
+			t.Fatal("secondary key not deterministic")
+		}
+		stored := k1
+		if ResponseEncoding(h, &stored) {
+			if binary.LittleEndian.Uint32(stored[0:4]) == 0 {
+				t.Fatal("a stored encoding bitmap is never empty")
+			}
+		}
+		// A request accepting everything takes any stored encoding
+		// that is known.
+		var all [SecKeyLen]byte
+		binary.LittleEndian.PutUint32(all[0:4], ^uint32(0))
+		copy(all[4:], stored[4:])
+		if binary.LittleEndian.Uint32(stored[0:4])&encOther == 0 && !SecKeyMatch(stored, all) {
+			t.Fatal("an accept-all request refused a known encoding")
+		}
+		NotModified(h, &Entry{ETag: []byte(s), LastModified: now})
+		h.elements("cache-control", func(e []byte) {
+			if len(e) > 0 && (e[0] == ' ' || e[0] == '\t' || e[len(e)-1] == ' ' || e[len(e)-1] == '\t') {
+				t.Fatalf("element %q not trimmed", e)
+			}
+		})
 	})
 }

@@ -121,9 +121,10 @@ func hasPrefixFold(b []byte, p string) bool {
 
 // Cacheable says whether a response may be stored, as HAProxy's
 // http_check_response_for_cacheability then cache-store's test of the
-// transaction's flags: it needs freshness information or a validator,
-// nothing that forbids it, and a request that did not ask to bypass the
-// cache.
+// transaction's flags: it needs freshness information or a validator and
+// nothing that forbids it. A request that bypassed the cache (no-cache,
+// max-age...) still has its response stored, as HAProxy 2.6 does since
+// its fix for that (2.6.12 here): only what set NoStore prevents it.
 func Cacheable(h Header, req RequestFlags) bool {
 	// The request's flags are where HAProxy's transaction flags start;
 	// a "public" response sets them again.
@@ -156,7 +157,7 @@ func Cacheable(h Header, req RequestFlags) bool {
 			return false
 		}
 	}
-	return cacheable && cook && !req.Ignore
+	return cacheable && cook
 }
 
 // MaxAge is how long a response stays in c (HAProxy's http_calc_maxage):
@@ -328,22 +329,28 @@ var encodings = map[string]uint32{
 	"identity": encIdentity, "*": encStar,
 }
 
-// encodingOf reads one accept-encoding or content-encoding element:
-// its bit, and whether a weight of zero rejects it. ok false: unknown.
-func encodingOf(e []byte) (bit uint32, rejected, ok bool) {
-	name, params, _ := bytes.Cut(e, []byte{';'})
-	name = bytes.TrimRight(name, " \t")
-	bit, ok = encodings[strings.ToLower(string(name))]
+// encodingOf reads one accept-encoding or content-encoding element as
+// HAProxy 2.6's parse_encoding_value: its bit, and whether its weight is
+// exactly "q=0" (other spellings of zero are not refusals there). ok
+// false: unknown. HAProxy lowercases accept-encoding values only, so
+// lower is false for a content-encoding, whose "GZIP" is unknown.
+func encodingOf(e []byte, lower bool) (bit uint32, rejected, ok bool) {
+	if lower {
+		e = bytes.ToLower(e)
+	}
+	name, params, weighted := bytes.Cut(e, []byte{';'})
+	bit, ok = encodings[string(bytes.TrimRight(name, " \t"))]
 	if !ok {
 		return 0, false, false
 	}
-	params = bytes.TrimSpace(params)
-	if q, found := bytes.CutPrefix(params, []byte("q=")); found {
-		q = bytes.TrimRight(q, " \t")
-		rejected = len(q) > 0 && strings.Trim(string(q), "0.") == "" && q[0] == '0'
+	if weighted {
+		rejected = string(bytes.TrimLeft(params, " \t")) == "q=0"
 	}
 	return bit, rejected, true
 }
+
+// maxAcceptEncodings is HAProxy's ACCEPT_ENCODING_MAX_ENTRIES.
+const maxAcceptEncodings = 16
 
 // SecondaryKey builds a request's secondary key for the signature sig:
 // the accept-encoding bitmap and the referer's CRC-32, zero for what sig
@@ -351,28 +358,29 @@ func encodingOf(e []byte) (bit uint32, rejected, ok bool) {
 // accept-encoding fields).
 func SecondaryKey(h Header, sig uint32) (k [SecKeyLen]byte, ok bool) {
 	if sig&VaryAcceptEncoding != 0 {
+		// As HAProxy, the elements are counted across the fields, empty
+		// ones included, and the sixteenth makes the request one whose
+		// key is not built.
 		bitmap, black, count := uint32(encIdentity), ^uint32(0), 0
-		h("accept-encoding", func(v []byte) {
-			count++
-			if count > 16 {
+		h.elements("accept-encoding", func(e []byte) {
+			if count >= maxAcceptEncodings {
 				return
 			}
-			Header(func(_ string, fn func([]byte)) { fn(v) }).elements("", func(e []byte) {
-				if len(e) == 0 {
-					return
-				}
-				bit, rejected, known := encodingOf(e)
-				switch {
-				case !known:
-					bitmap |= encOther
-				case rejected:
-					black &^= bit
-				default:
-					bitmap |= bit
-				}
-			})
+			count++
+			if len(e) == 0 {
+				return
+			}
+			bit, rejected, known := encodingOf(e, true)
+			switch {
+			case !known:
+				bitmap |= encOther
+			case rejected:
+				black &^= bit
+			default:
+				bitmap |= bit
+			}
 		})
-		if count >= 16 {
+		if count == maxAcceptEncodings {
 			return k, false
 		}
 		if bitmap&encStar != 0 {
@@ -399,7 +407,7 @@ func ResponseEncoding(h Header, k *[SecKeyLen]byte) bool {
 	var bitmap uint32
 	ok := true
 	h.elements("content-encoding", func(e []byte) {
-		bit, _, known := encodingOf(e)
+		bit, _, known := encodingOf(e, false)
 		if !known {
 			ok = false
 		}

@@ -95,6 +95,16 @@ func (b *Body) bareLF() bool {
 	return false
 }
 
+// HTXData is the body as HAProxy's byte counters count it: the payload,
+// and for a whole chunked body the one-byte block that ends its
+// trailers.
+func (b *Body) HTXData() int64 {
+	if b.Kind == BodyChunked && b.done {
+		return b.Data + 1
+	}
+	return b.Data
+}
+
 // Scan examines p, the bytes that follow what was already scanned, and
 // returns how many of them belong to the body (they may be forwarded at
 // once) and whether the body ends with them. Bytes after n belong to the

@@ -10,10 +10,9 @@ type CacheInfo interface {
 
 func init() {
 	RegisterFetches(
+		// A boolean wherever the response's stage is reachable, the log
+		// line included, as HAProxy's reads only the stream's target.
 		Fetch{Name: "res.cache_hit", Out: TBool, Need: NeedRes, Fn: func(r *Request, a []Arg, s *Sample) bool {
-			if r.response() == nil {
-				return false
-			}
 			ci, ok := r.Stream.(CacheInfo)
 			hit := false
 			if ok {

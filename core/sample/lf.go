@@ -11,7 +11,14 @@ import (
 type Expr struct {
 	parts  []lfPart
 	static []byte // the whole value when it has no expression
+	http   bool   // an HTTP action's format: samples' control characters encoded
 }
+
+// HTTP marks e as the format of an HTTP action (a header value, a
+// request-line part, a redirect, a reply), as HAProxy's LOG_OPT_HTTP: the
+// control characters its samples give (all but HTAB, and DEL) are
+// written %XX, so that no sample ends a header or a request line.
+func (e *Expr) HTTP() { e.http = true }
 
 type lfPart struct {
 	lit  []byte
@@ -93,11 +100,40 @@ func (e *Expr) AppendTo(b []byte, v *Request) []byte {
 			continue
 		}
 		if p.expr.Eval(v, s) {
+			from := len(b)
 			b = AppendText(b, v, s)
+			if e.http {
+				b = httpEncode(b, from)
+			}
 		}
 	}
 	return b
 }
+
+// httpEncode writes the control characters of b[from:] as %XX (HAProxy's
+// http_encode_map).
+func httpEncode(b []byte, from int) []byte {
+	i := from
+	for i < len(b) && !httpEncoded(b[i]) {
+		i++
+	}
+	if i == len(b) {
+		return b
+	}
+	tail := append([]byte(nil), b[i:]...)
+	b = b[:i]
+	const hex = "0123456789ABCDEF"
+	for _, c := range tail {
+		if httpEncoded(c) {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		} else {
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+func httpEncoded(c byte) bool { return c < 0x20 && c != '\t' || c == 0x7f }
 
 // Literal is an expression of fixed text, taken as is (no % sequences).
 func Literal(s string) *Expr { return &Expr{static: []byte(s)} }

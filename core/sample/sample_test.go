@@ -281,6 +281,24 @@ func TestLogFormatExpr(t *testing.T) {
 	}
 }
 
+// An HTTP action's format writes its samples' control characters %XX,
+// as HAProxy's LOG_OPT_HTTP: "a\r\nb\tc\x7f" from a sample cannot end a
+// header line; the format's own text is left as written.
+func TestLogFormatHTTPEncoding(t *testing.T) {
+	e, err := CompileLF(nil, "<%[str(YQ0KYgljfw==),b64dec]>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := request(t, testReq)
+	if got := string(e.AppendTo(nil, r)); got != "<a\r\nb\tc\x7f>" {
+		t.Errorf("plain format: %q", got)
+	}
+	e.HTTP()
+	if got, want := string(e.AppendTo(nil, r)), "<a%0D%0Ab\tc%7F>"; got != want {
+		t.Errorf("HTTP format: %q, want %q", got, want)
+	}
+}
+
 func TestVariables(t *testing.T) {
 	r := request(t, testReq)
 	pv := &ProcVars{}

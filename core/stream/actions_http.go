@@ -57,7 +57,7 @@ func compileMore(env *sample.Env, r *httpRule, args []string, resp bool) (bool, 
 		if len(args) < 2 {
 			return true, fmt.Errorf("expects exactly 1 argument <format>.")
 		}
-		r.value, err = sample.CompileLF(env, args[1])
+		r.value, err = httpLF(env, args[1])
 	case "replace-path", "replace-pathq", "replace-uri":
 		if resp {
 			return false, nil
@@ -69,7 +69,7 @@ func compileMore(env *sample.Env, r *httpRule, args []string, resp bool) (bool, 
 		if r.nameRe, err = regexp.Compile(args[1]); err != nil {
 			return true, fmt.Errorf("failed to parse the regex : %v.", err)
 		}
-		r.value, err = sample.CompileLF(env, args[2])
+		r.value, err = httpLF(env, args[2])
 	case "replace-header", "replace-value":
 		r.act = actReplaceHeader
 		if key == "replace-value" {
@@ -82,7 +82,7 @@ func compileMore(env *sample.Env, r *httpRule, args []string, resp bool) (bool, 
 		if r.nameRe, err = regexp.Compile(args[2]); err != nil {
 			return true, fmt.Errorf("failed to parse the regex : %v.", err)
 		}
-		r.value, err = sample.CompileLF(env, args[3])
+		r.value, err = httpLF(env, args[3])
 	case "set-status":
 		if !resp {
 			return false, nil
@@ -155,7 +155,7 @@ func compileRedirect(env *sample.Env, args []string) (*redirectRule, error) {
 		return nil, fmt.Errorf("expects 'code', 'prefix', 'location', 'scheme', 'set-cookie', 'clear-cookie', 'drop-query', 'ignore-empty' or 'append-slash' (was '%s').", rd.kind)
 	}
 	var err error
-	if rd.target, err = sample.CompileLF(env, args[2]); err != nil {
+	if rd.target, err = httpLF(env, args[2]); err != nil {
 		return nil, err
 	}
 	for i := 3; i < len(args); i++ {
@@ -442,7 +442,7 @@ func (hc *hconn) redirectReply(rd *redirectRule, v *sample.Request, mode http1.C
 	b := append(hc.out[:0], "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(rd.code), 10)
 	b = append(b, ' ')
-	b = append(b, reasonPhrase(rd.code)...)
+	b = append(b, redirectReason(rd.code)...)
 	b = append(b, "\r\ncontent-length: 0\r\nlocation: "...)
 	b = append(b, loc...)
 	b = append(b, "\r\n"...)
@@ -514,8 +514,9 @@ func (hc *hconn) runRespRules(rules []*httpRule, v *sample.Request, resp *http1.
 		case actAllow:
 			hc.si.lastRule = &r.pos
 			return false, status
-		case actDeny:
+		case actDeny, actReturn:
 			hc.si.lastRule = &r.pos
+			hc.respReply = r
 			return true, status
 		case actWaitBody:
 			if !hc.waitRespBody(r) {
@@ -585,9 +586,12 @@ func (hc *hconn) afterLocal(fe, be *proxy, b []byte, si *streamInfo) []byte {
 	room := hc.room
 	hc.room = nil
 	defer func() { hc.room = room }()
+	before := resp.HTXSize()
 	if st := hc.afterResponse(fe, be, resp, v); st != 0 {
 		si.status = st
 	}
+	// HAProxy counts the reply once these rules have run on it.
+	si.bytesOut += int64(resp.HTXSize() - before)
 	if !hc.rwResp.Modified(resp) {
 		return b
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,10 +65,13 @@ type cacheTxn struct {
 
 // cacheStore is a response on its way into a cache.
 type cacheStore struct {
-	c    *cache.Cache
-	e    *cache.Entry
-	body []byte
-	over bool // too big: dropped
+	c       *cache.Cache
+	e       *cache.Entry
+	req     [cache.SecKeyLen]byte // the request's secondary key, for the signature
+	head    int                   // the head's stored size (cache.HeadSize)
+	chunked bool
+	body    []byte
+	over    bool // too big: dropped
 }
 
 // compileCacheAction compiles cache-use (a request action) and
@@ -159,7 +163,7 @@ func (hc *hconn) cacheStoreRule(r *httpRule, h *http1.Head) {
 		}
 		return
 	}
-	if !ct.keyOK || h.Status != 200 || h.Body == http1.BodyUntilClose || h.Body == http1.BodyTunnel {
+	if !ct.keyOK || h.Status != 200 || h.Body == http1.BodyTunnel {
 		return
 	}
 	hdr := headerOf(h)
@@ -201,6 +205,7 @@ func (hc *hconn) cacheStoreRule(r *httpRule, h *http1.Head) {
 		h.Del("age")
 	}
 	e.LastModified = cache.LastModified(hdr, now)
+	var reqKey [cache.SecKeyLen]byte
 	if v, ok := h.Get("etag"); ok {
 		e.ETag = append([]byte(nil), v...)
 	}
@@ -212,15 +217,32 @@ func (hc *hconn) cacheStoreRule(r *httpRule, h *http1.Head) {
 		if sig&cache.VaryReferer == 0 {
 			clear(e.SecKey[4:8])
 		}
-		if sig&cache.VaryAcceptEncoding != 0 && !cache.ResponseEncoding(hdr, &e.SecKey) {
+		reqKey = e.SecKey
+		// The response's encodings go in the key whatever the signature,
+		// as HAProxy 2.6 does: an entry that varies on the referer alone
+		// then matches no request (whose key has no encodings), and is
+		// never served.
+		if !cache.ResponseEncoding(hdr, &e.SecKey) {
 			return
 		}
 	}
+	e.UntilClose = h.Body == http1.BodyUntilClose
 	e.Head = append([]byte(nil), hc.rwResp.Head(h)...)
-	if !c.Fits(len(e.Head)) {
+	fields := 0
+	for i := range h.NumFields() {
+		if name, _ := h.Field(i); !h.Deleted(i) && !strings.EqualFold(string(name), "connection") {
+			fields++
+		}
+	}
+	if present {
+		// HAProxy's removal of Age leaves its block, without data.
+		fields++
+	}
+	head := cache.HeadSize(h.HTXSize(), fields)
+	if !c.Fits(head) {
 		return
 	}
-	ct.st = &cacheStore{c: c, e: e}
+	ct.st = &cacheStore{c: c, e: e, req: reqKey, head: head, chunked: h.Body == http1.BodyChunked}
 }
 
 // cacheBody adds what of the body goes to the client to the response
@@ -230,7 +252,9 @@ func (hc *hconn) cacheBody(p []byte) {
 	if st == nil || st.over {
 		return
 	}
-	if !st.c.Fits(len(st.e.Head) + len(st.body) + len(p)) {
+	// The payload so far decides, as HAProxy stores the data without
+	// its chunked framing.
+	if !st.c.Fits(cache.ObjectSize(st.head, hc.rsBody.Data, false)) {
 		st.over, st.body = true, nil
 		return
 	}
@@ -266,12 +290,18 @@ func (hc *hconn) cacheDone() {
 		return
 	}
 	st.e.Body = st.body
-	st.c.Store(st.e)
+	st.e.DataLen = hc.rsBody.HTXData()
+	st.e.ObjSize = cache.ObjectSize(st.head, hc.rsBody.Data, st.chunked)
+	st.c.StoreFor(st.e, st.req)
 }
 
 // serveCached answers the request from its cache hit, through the
-// response rules as a server's response; it says whether the client's
-// connection goes on.
+// response rules as a server's response: as HAProxy's cache applet, the
+// stored head gets its Age field before the rules see it, and a rule's
+// deny, return or redirect replaces the stored response. It is logged as
+// HAProxy logs its cache: server <CACHE>, LR, Tw, Tc and Tr of 0, the
+// bytes the cache produced. It says whether the client's connection goes
+// on.
 func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, hc *hconn, hlen int, si *streamInfo) bool {
 	ct := &hc.cache
 	e := ct.hit
@@ -279,6 +309,19 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 	whole, reqLen := hc.wholeRequest(cbuf, hlen)
 	mode := hc.replyConn(whole)
 	keep := mode != http1.ConnClose
+	if keep {
+		cbuf.Discard(reqLen)
+	}
+	if e.UntilClose {
+		// Nothing but the close delimits the body, as from the server.
+		mode, keep = http1.ConnClose, false
+	}
+	if be == fe {
+		// Intercepted by the frontend's rules, as HAProxy counts it.
+		fe.FE.Intercepted.Add(1)
+	}
+	si.applet, si.connected, si.gotResp = "<CACHE>", true, true
+	si.term = [2]byte{'L', 'R'}
 	resp := &hc.resp
 	resp.Reset()
 	head := append([]byte(nil), e.Head...)
@@ -289,17 +332,30 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 	}
 	hc.rwResp.Reset()
 	age := max(0, ct.hitC.Now()-e.Validated) + e.Age
-	hc.rwResp.AddString("Age", strconv.FormatInt(min(age, cache.MaxEntryAge), 10))
+	resp.AddField("Age", strconv.AppendInt(nil, min(age, cache.MaxEntryAge), 10))
 	status := resp.Status
 	body := e.Body
+	// What the cache produces: the stored head with its Age, and the
+	// payload unless the request is a HEAD or gets a 304.
+	size := int64(resp.HTXSize())
 	if ct.notMod {
 		status = 304
+		size += int64(len("Not Modified") - len(resp.Reason()))
 		hc.rwResp.SetStatus([]byte("304"), []byte("Not Modified"))
-		// A 304 has no body: no chunked framing announces one.
+		// A 304 has no body: no chunked framing announces one, as
+		// HAProxy 2.6.0's reg-tests want (2.6.12 keeps the field).
 		resp.Del("transfer-encoding")
 	}
 	if ct.notMod || req.Method == http1.MethodHEAD {
 		body = nil
+	} else {
+		size += e.DataLen
+	}
+	si.bytesOut = size
+	if body != nil {
+		// The cache produces the whole response at once: its rules see
+		// the body, as HAProxy's do without waiting for it.
+		hc.ss.resBody, hc.ss.resBodyOK = decodeBody(hc.ss.resBody[:0], body, resp), true
 	}
 	view := &hc.view
 	view.Head, view.Req, view.Status = resp, req, status
@@ -308,24 +364,30 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 	if !ct.notMod {
 		hc.compResponse(proc, fe, be, req, resp)
 	}
+	si.status = status
 	for i, px := range [2]*proxy{be, fe} {
 		if i == 1 && px == be {
 			continue
 		}
-		if _, st := hc.runRespRules(px.respRules, view, resp); st != 0 {
+		denied, st := hc.runRespRules(px.respRules, view, resp)
+		if st != 0 {
 			status = st
+		}
+		if r := hc.respRedir; r != nil {
+			hc.respRedir = nil
+			si.status, si.gotResp = r.redir.code, false
+			proc.sendRedirect(be, c, hc, r, view, mode, si)
+			return keep
+		}
+		if denied && hc.respReply != nil {
+			return proc.respReplyRule(c, hc, si, mode) && keep
 		}
 	}
 	if st := hc.afterResponse(fe, be, resp, view); st != 0 {
 		status = st
 	}
-	if keep {
-		cbuf.Discard(reqLen)
-	}
 	hc.rwResp.SetConnection(resp, mode)
 	si.status = status
-	si.term = [2]byte{'-', '-'}
-	si.bytesOut = int64(len(hc.rwResp.Head(resp)) + len(body))
 	hc.endTracking(si)
 	if hc.comp.active && body != nil {
 		proc.compReply(fe, be, c, hc, resp, body)

@@ -77,7 +77,7 @@ func compileReply(env *sample.Env, r *httpRule, args []string, resp bool) error 
 			if i+2 >= len(args) {
 				return fmt.Errorf("'hdr' expects <name> and <fmt> as arguments.")
 			}
-			v, err := sample.CompileLF(env, args[i+2])
+			v, err := httpLF(env, args[i+2])
 			if err != nil {
 				return err
 			}
@@ -111,7 +111,7 @@ func compileReply(env *sample.Env, r *httpRule, args []string, resp bool) error 
 		r.ctype = ""
 	}
 	if lf {
-		v, err := sample.CompileLF(env, body)
+		v, err := httpLF(env, body)
 		if err != nil {
 			return err
 		}

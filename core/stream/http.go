@@ -40,6 +40,7 @@ type hconn struct {
 	reqLine         []byte
 	tSent           time.Time  // when the request went to the server (Tr counts from it)
 	respRedir       *httpRule  // the http-response redirect that replaces the response
+	respReply       *httpRule  // the http-response deny or return that replaces it
 	cs              *connState // the connection served
 	raw             rawConn    // the client socket with raw reads and writes
 	sess            sessLink   // the exchange's place among its server's sessions
@@ -334,6 +335,7 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	}
 	hc.srvTimeout, hc.tunTimeout = 0, 0
 	hc.cache = cacheTxn{}
+	hc.respRedir, hc.respReply = nil, nil
 	hc.killed.Store(false)
 	hc.abort.Store(abortIdle)
 	si := &hc.si
@@ -410,15 +412,23 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 	if done, keep := proc.restrictHdrNames(fe, view, hc, c, cbuf, hlen, si); done {
 		return keep, false
 	}
-	// The stats page, once the proxy's http-request rules let the
-	// request through, before its redirects, as in HAProxy.
-	if fe.stats != nil && isStatsRequest(fe, req) {
-		return proc.serveStats(fe, c, cbuf, hc, hlen), false
+	// A cache hit ends the request's processing where its rule ran, as
+	// HAProxy's applets do: a frontend's hit skips the stats page, the
+	// redirect rules and the backend, whose rules never see the request.
+	if hc.cache.hit == nil {
+		// The stats page, once the proxy's http-request rules let the
+		// request through, before its redirects, as in HAProxy.
+		if fe.stats != nil && isStatsRequest(fe, req) {
+			return proc.serveStats(fe, c, cbuf, hc, hlen), false
+		}
+		if done, keep := proc.applyReqRules(fe, fe.redirRules, view, hc, c, cbuf, hlen, si); done {
+			return keep, false
+		}
 	}
-	if done, keep := proc.applyReqRules(fe, fe.redirRules, view, hc, c, cbuf, hlen, si); done {
-		return keep, false
+	be := fe
+	if hc.cache.hit == nil {
+		be = proc.switchBackend(fe, hc)
 	}
-	be := proc.switchBackend(fe, hc)
 	if be == nil {
 		si.status, si.term = 503, [2]byte{'S', 'C'}
 		return proc.errorReply(fe, c, cbuf, hc, si, 503, hlen, req.Body == http1.BodyNone), false
@@ -446,11 +456,13 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 		if done, keep := proc.restrictHdrNames(be, view, hc, c, cbuf, hlen, si); done {
 			return keep, false
 		}
-		if be.stats != nil && isStatsRequest(be, req) {
-			return proc.serveStats(be, c, cbuf, hc, hlen), false
-		}
-		if done, keep := proc.applyReqRules(be, be.redirRules, view, hc, c, cbuf, hlen, si); done {
-			return keep, false
+		if hc.cache.hit == nil {
+			if be.stats != nil && isStatsRequest(be, req) {
+				return proc.serveStats(be, c, cbuf, hc, hlen), false
+			}
+			if done, keep := proc.applyReqRules(be, be.redirRules, view, hc, c, cbuf, hlen, si); done {
+				return keep, false
+			}
 		}
 	}
 
@@ -650,6 +662,11 @@ func (proc *Process) httpExchange(ctx context.Context, fe *proxy, c net.Conn, cb
 					proc.exchangeDone(fe, be, srv, hc, end)
 				}
 				return clientKeep && si.keepClient, false
+			}
+			if rerr == errRespReply {
+				// The server's response is dropped, its connection too.
+				srv.pool.Done(entry)
+				return proc.respReplyRule(c, hc, si, hc.replyConn(hc.reqBody.Done())), false
 			}
 			if rerr == errRespRedirect {
 				// The server's response is dropped, its connection too.
@@ -915,6 +932,7 @@ var (
 	errClientGone = errors.New("core: client closed")
 	// errRespRedirect is a response an http-response redirect replaces.
 	errRespRedirect = errors.New("core: response redirected")
+	errRespReply    = errors.New("core: response replaced by a rule's reply")
 	// errRespClosed is a response whose server side a tcp-response
 	// content close shut.
 	errRespClosed = errors.New("core: response closed")
@@ -1143,7 +1161,16 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 			return 0, false, errRewriteFailed
 		}
 		if hc.respRedir != nil {
+			// Counted with the reply that replaces it, as HAProxy does.
+			si.bytesOut += respSize + bodyData(sbuf.Bytes(), resp, hlen)
 			return 0, false, errRespRedirect
+		}
+		if denied && hc.respReply != nil {
+			if hc.respReply.act == actDeny {
+				srv.Counters.Dresp.Add(1)
+			}
+			si.bytesOut += respSize + bodyData(sbuf.Bytes(), resp, hlen)
+			return 0, false, errRespReply
 		}
 		if denied {
 			be.BE.Dresp.Add(1)
@@ -1176,7 +1203,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 	hc.rsBody.Init(resp)
 	defer func() {
 		if !si.logged {
-			si.bytesOut += respSize + hc.rsBody.Data
+			si.bytesOut += respSize + hc.rsBody.HTXData()
 		}
 	}()
 	total, complete, err := http1.Complete(sbuf.Bytes(), hlen, &hc.rsBody)
@@ -1189,7 +1216,7 @@ func (proc *Process) relayResponse(ctx context.Context, fe, be *proxy, srv *serv
 		// precedes anything the client does once it has the response,
 		// as with HAProxy's single thread (a client that reacts by
 		// sending another request is logged after it).
-		si.bytesOut += respSize + hc.rsBody.Data
+		si.bytesOut += respSize + hc.rsBody.HTXData()
 		proc.exchangeDone(fe, be, srv, hc, time.Now())
 		// Stored before the client has it too: a client that asks again
 		// at once finds it, as with HAProxy's single thread.
@@ -1450,12 +1477,61 @@ func (proc *Process) respRedirect(be *proxy, c net.Conn, hc *hconn, si *streamIn
 	return mode != http1.ConnClose
 }
 
+// respReplyRule answers with the reply of the http-response deny or
+// return rule that replaced the response, counted and logged as HAProxy
+// does: a deny is a denied response (PH), a return a local reply (LH).
+// It says whether the client's connection goes on.
+func (proc *Process) respReplyRule(c net.Conn, hc *hconn, si *streamInfo, mode http1.ConnValue) bool {
+	r := hc.respReply
+	hc.respReply = nil
+	si.status, si.gotResp = r.status, false
+	be := si.be
+	if be == nil {
+		be = si.fe
+	}
+	if r.act == actDeny {
+		si.fe.FE.Dresp.Add(1)
+		be.BE.Dresp.Add(1)
+	}
+	// A cache hit is already LR, which HAProxy keeps.
+	if si.term[0] == '-' {
+		si.term = [2]byte{'L', 'H'}
+		if r.act == actDeny {
+			si.term[0] = 'P'
+		}
+	}
+	// The error page is the backend's, else the frontend's, as HAProxy's
+	// http_error_message chooses. The log counts it after the response it
+	// replaces.
+	b, n, force := proc.ruleReply(si.fe, hc, r, mode)
+	si.bytesOut += n
+	b = hc.afterLocal(si.fe, be, b, si)
+	hc.endTracking(si)
+	c.Write(b)
+	si.tt = time.Since(si.accept)
+	si.ta = si.tt
+	si.countLocalReply(r.status)
+	proc.logHTTP(si)
+	return mode != http1.ConnClose && !force
+}
+
+// replySize is the size HAProxy's byte counters give a reply the proxy
+// made: its head's HTX size and its payload.
+func replySize(b []byte, method http1.Method) int64 {
+	var h http1.Head
+	n, err := h.ParseResponse(b, method)
+	if err != nil || n <= 0 {
+		return int64(len(b))
+	}
+	return int64(h.HTXSize() + len(b) - n)
+}
+
 // sendRedirect sends the reply of redirect rule r of px, then counts and
 // logs the exchange.
 func (proc *Process) sendRedirect(px *proxy, c net.Conn, hc *hconn, r *httpRule, v *sample.Request, mode http1.ConnValue, si *streamInfo) {
 	b := hc.redirectReply(r.redir, v, mode)
+	si.bytesOut += replySize(b, hc.req.Method)
 	b = hc.afterLocal(si.fe, px, b, si)
-	si.bytesOut = int64(len(b))
 	hc.endTracking(si)
 	c.Write(b)
 	si.tt = time.Since(si.accept)

@@ -17,7 +17,7 @@ type streamInfo struct {
 	client      net.Addr
 	fe, be      *proxy
 	srv         *server
-	applet      string        // the proxy's own responder that answered (<STATS>) when no server did
+	applet      string        // the proxy's own responder that answered (<STATS>, <CACHE>) when no server did
 	tw, tc, tt  time.Duration // queue, connect, total
 	tr, ta, trq time.Duration // response, active, request
 	bytesOut    int64         // bytes sent to the client

@@ -192,7 +192,7 @@ func compileRule(env *sample.Env, words []string, named map[string][]*sample.Ter
 		if args[0] == "add-header" {
 			r.act = actAddHeader
 		}
-		v, err := sample.CompileLF(env, strings.Join(args[2:], " "))
+		v, err := httpLF(env, strings.Join(args[2:], " "))
 		if err != nil {
 			return nil, err
 		}
@@ -296,36 +296,70 @@ func appendLower(b, s []byte) []byte {
 	return b
 }
 
+// httpLF compiles the format of an HTTP action (see sample.Expr.HTTP).
+func httpLF(env *sample.Env, s string) (*sample.Expr, error) {
+	e, err := sample.CompileLF(env, s)
+	if err == nil {
+		e.HTTP()
+	}
+	return e, err
+}
+
+// reasonPhrase is the reason HAProxy 2.6's http_get_reason gives a
+// status: set-status without a reason and return replies carry it.
 func reasonPhrase(code int) string {
-	switch code {
-	case 200:
-		return "OK"
-	case 201:
-		return "Created"
-	case 204:
-		return "No Content"
-	case 301:
-		return "Moved Permanently"
-	case 302:
-		return "Found"
-	case 400:
-		return "Bad Request"
-	case 401:
-		return "Unauthorized"
-	case 403:
-		return "Forbidden"
-	case 404:
-		return "Not Found"
-	case 500:
-		return "Internal Server Error"
-	case 502:
-		return "Bad Gateway"
-	case 503:
-		return "Service Unavailable"
-	case 504:
-		return "Gateway Time-out"
+	if r, ok := reasons[code]; ok {
+		return r
+	}
+	switch code / 100 {
+	case 1:
+		return "Informational"
+	case 2:
+		return "Success"
+	case 3:
+		return "Redirection"
+	case 4:
+		return "Client Error"
+	case 5:
+		return "Server Error"
 	}
 	return "Other"
+}
+
+var reasons = map[int]string{
+	100: "Continue", 101: "Switching Protocols", 102: "Processing",
+	200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information",
+	204: "No Content", 205: "Reset Content", 206: "Partial Content", 207: "Multi-Status",
+	210: "Content Different", 226: "IM Used",
+	300: "Multiple Choices", 301: "Moved Permanently", 302: "Moved Temporarily",
+	303: "See Other", 304: "Not Modified", 305: "Use Proxy", 307: "Temporary Redirect",
+	308: "Permanent Redirect", 310: "Too many Redirects",
+	400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden",
+	404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable",
+	407: "Proxy Authentication Required", 408: "Request Time-out", 409: "Conflict",
+	410: "Gone", 411: "Length Required", 412: "Precondition Failed",
+	413: "Request Entity Too Large", 414: "Request-URI Too Long",
+	415: "Unsupported Media Type", 416: "Requested range unsatisfiable",
+	417: "Expectation failed", 418: "I'm a teapot", 421: "Misdirected Request",
+	422: "Unprocessable Content", 423: "Locked", 424: "Method failure", 425: "Too Early",
+	426: "Upgrade Required", 428: "Precondition Required", 429: "Too Many Requests",
+	431: "Request Header Fields Too Large", 449: "Retry With",
+	450: "Blocked by Windows Parental Controls", 451: "Unavailable For Legal Reasons",
+	456: "Unrecoverable Error", 499: "client has closed connection",
+	500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway or Proxy Error",
+	503: "Service Unavailable", 504: "Gateway Time-out", 505: "HTTP Version not supported",
+	506: "Variant also negotiate", 507: "Insufficient storage", 508: "Loop detected",
+	509: "Bandwidth Limit Exceeded", 510: "Not extended", 511: "Network authentication required",
+	520: "Web server is returning an unknown error",
+}
+
+// redirectReason is the reason of a redirect rule's reply, HAProxy's own
+// for its five codes (302 is "Found" there, not http_get_reason's).
+func redirectReason(code int) string {
+	if code == 302 {
+		return "Found"
+	}
+	return reasonPhrase(code)
 }
 
 // appendReturnHead writes the status line and header fields of a return
