@@ -251,12 +251,13 @@ func (proc *Process) readRequest(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *
 	// a keep-alive response sent before the stop may have its next
 	// request on the way.
 	hot := !first && cbuf.Len() == 0 && (proc.idle != nil || proc.stoppingNow()) && (wait == 0 || wait > parkAfter)
+	idleFrom := time.Now()
 	if hot {
 		// When to park is no timeout a client sees: a wide slack keeps
 		// a busy connection from re-arming its timer on every request.
-		hc.dl.read.armWithin(c.SetReadDeadline, time.Now(), parkAfter, parkAfter/2)
+		hc.dl.read.armWithin(c.SetReadDeadline, idleFrom, parkAfter, parkAfter/2)
 	} else {
-		hc.dl.armRead(c, time.Now(), wait)
+		hc.dl.armRead(c, idleFrom, wait)
 	}
 	// A new message: forget any partial parse (the Head would resume it).
 	hc.req.Reset()
@@ -300,7 +301,9 @@ func (proc *Process) readRequest(fe *proxy, c net.Conn, cbuf *http1.Buffer, hc *
 			if hot && cbuf.Len() == 0 && isTimeout(err) {
 				hc.idleLeft = 0
 				if wait > 0 {
-					hc.idleLeft = wait - parkAfter
+					// The park came up to the slack after parkAfter: the
+					// keep-alive timeout counts from the wait's start.
+					hc.idleLeft = max(wait-time.Since(idleFrom), time.Nanosecond)
 				}
 				return 0, false, true
 			}
