@@ -278,12 +278,17 @@ func start(t *testing.T, name, prog string) *proxyRun {
 	o := &origin{count: map[string]int{}}
 	oaddr := harness.TCPServer(t, o.serve)
 	// The log lines come on a socket of their own: the proxies' output
-	// has other things, and goha's -d echoes its log there.
-	sock := t.TempDir() + "/log.sock"
-	lc, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	// has other things, and goha's -d echoes its log there. A UDP socket
+	// with a large buffer, not a UNIX datagram one: the kernel queues ten
+	// datagrams at most on the latter (net.unix.max_dgram_qlen), and a
+	// proxy drops the lines that do not fit, as syslog senders do, when
+	// the reader falls behind on a loaded machine.
+	lc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	lc.SetReadBuffer(4 << 20)
+	sock := lc.LocalAddr().String()
 	t.Cleanup(func() { lc.Close() })
 	pr := &proxyRun{name: name, o: o}
 	go func() {
