@@ -90,7 +90,7 @@ func parseCacheSection(b *builder, s *config.Section) {
 			if arg == "" {
 				b.report(ln.Pos, tightWarnf("'%s' expects an age parameter in seconds.", w[0]))
 			}
-			c.MaxAge = atoiC(arg)
+			c.MaxAge = Atoi(arg)
 		case "max-object-size":
 			if arg == "" {
 				b.report(ln.Pos, tightWarnf("'%s' expects a maximum file size parameter in bytes.", w[0]))
@@ -133,25 +133,6 @@ func parseCacheSection(b *builder, s *config.Section) {
 		return
 	}
 	b.cfg.Caches = append(b.cfg.Caches, &c)
-}
-
-// atoiC is C's atoi: leading blanks and sign, digits up to the first
-// other character, 0 for none.
-func atoiC(s string) int {
-	s = strings.TrimLeft(s, " \t\n\v\f\r")
-	neg := false
-	if s != "" && (s[0] == '-' || s[0] == '+') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	n := 0
-	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9' && n < 1<<31; i++ {
-		n = n*10 + int(s[i]-'0')
-	}
-	if neg {
-		return -n
-	}
-	return int(int32(n))
 }
 
 // parseCacheFilter reads "filter cache <name>" for p: it takes the place

@@ -33,7 +33,7 @@ func init() {
 	registerKeywords(
 		Keyword{Name: "compression", Scope: scopeProxy, Args: ArgsAny, Parse: parseCompression},
 		Keyword{Name: "tune.comp.maxlevel", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
-			v := atoiC(first(args))
+			v := Atoi(first(args))
 			if v < 1 || v > 9 {
 				return errf("'%s' expects a numeric value between 1 and 9", c.kw)
 			}
@@ -47,13 +47,13 @@ func init() {
 			if first(args) == "" {
 				return errf("'%s' expects an integer argument.", c.kw)
 			}
-			if atoiC(args[0]) != 0 {
+			if Atoi(args[0]) != 0 {
 				return errf("'%s' is not supported by goha (only 0, no limit).", c.kw)
 			}
 			return nil
 		}},
 		Keyword{Name: "maxcompcpuusage", Scope: scopeGlobal, Args: 1, Parse: func(c *kwCtx, args []string) error {
-			v := atoiC(first(args))
+			v := Atoi(first(args))
 			if first(args) == "" || v < 0 || v > 100 {
 				return errf("'%s' expects an integer argument between 0 and 100.", c.kw)
 			}
@@ -68,7 +68,7 @@ func init() {
 			if first(args) == "" {
 				return errf("'%s' expects an integer argument in kb/s.", c.kw)
 			}
-			c.b.cfg.SetRateLimit(RateCompression, atoiC(args[0]))
+			c.b.cfg.SetRateLimit(RateCompression, Atoi(args[0]))
 			return nil
 		}},
 	)

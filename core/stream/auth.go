@@ -45,19 +45,28 @@ func (proc *Process) authReplies(p *proxy, rules []*httpRule, d *diag.Collector)
 		if realm == "" {
 			realm = p.Name
 		}
-		raw := http1.RawError(401)
-		if er := p.errReply[401]; er != nil {
-			if b := er.Bytes(http1.ConnNone); len(b) > 0 {
-				raw = b
-			}
+		if rep := p.challengeReply(realm, d); rep != nil {
+			r.reply, r.status = rep, 401
 		}
-		rep, err := http1.NewReply(challenge(raw, realm))
-		if err != nil {
-			d.Alertf(p.Pos, "%s: 401 challenge: %v", p.Name, err)
-			continue
-		}
-		r.reply, r.status = rep, 401
 	}
+}
+
+// challengeReply is p's 401 (its error file, or HAProxy's built-in
+// message) asking for Basic credentials for realm; nil, with an ALERT,
+// when it cannot be made.
+func (p *proxy) challengeReply(realm string, d *diag.Collector) *http1.Reply {
+	raw := http1.RawError(401)
+	if er := p.errReply[401]; er != nil {
+		if b := er.Bytes(http1.ConnNone); len(b) > 0 {
+			raw = b
+		}
+	}
+	rep, err := http1.NewReply(challenge(raw, realm))
+	if err != nil {
+		d.Alertf(p.Pos, "%s: 401 challenge: %v", p.Name, err)
+		return nil
+	}
+	return rep
 }
 
 // challenge is the raw 401 response with its WWW-Authenticate fields

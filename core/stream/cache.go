@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"goha/core/cache"
 	"goha/core/http1"
@@ -394,10 +393,7 @@ func (proc *Process) serveCached(fe, be *proxy, c net.Conn, cbuf *http1.Buffer, 
 	} else {
 		hc.rwResp.WriteTo(c, resp, body)
 	}
-	si.tt = time.Since(si.accept)
-	si.ta = si.tt
-	si.countLocalReply(status)
-	proc.logHTTP(si)
+	proc.endLocal(si, status)
 	return keep
 }
 

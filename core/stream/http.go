@@ -1406,12 +1406,7 @@ func (proc *Process) applyReqRules(px *proxy, rules []*httpRule, view *sample.Re
 			b, n, force := proc.ruleReply(px, hc, r, mode)
 			si.bytesOut = n
 			b = hc.afterLocal(si.fe, px, b, si)
-			hc.endTracking(si)
-			c.Write(b)
-			si.tt = time.Since(si.accept)
-			si.ta = si.tt
-			si.countLocalReply(r.status)
-			proc.logHTTP(si)
+			proc.sendLocal(c, hc, si, b, r.status)
 			return true, keep && !force
 		default:
 			hc.applyReqAction(r, view)
@@ -1458,10 +1453,7 @@ func (proc *Process) replyError(px *proxy, c net.Conn, status int, mode http1.Co
 		c.Write(b)
 		c.SetWriteDeadline(time.Time{})
 	}
-	si.tt = time.Since(si.accept)
-	si.ta = si.tt
-	si.countLocalReply(status)
-	proc.logHTTP(si)
+	proc.endLocal(si, status)
 }
 
 // countLocalReply counts a reply the proxy made itself in the frontend's
@@ -1509,13 +1501,24 @@ func (proc *Process) respReplyRule(c net.Conn, hc *hconn, si *streamInfo, mode h
 	b, n, force := proc.ruleReply(si.fe, hc, r, mode)
 	si.bytesOut += n
 	b = hc.afterLocal(si.fe, be, b, si)
+	proc.sendLocal(c, hc, si, b, r.status)
+	return mode != http1.ConnClose && !force
+}
+
+// sendLocal writes a reply the proxy made itself and ends its exchange.
+func (proc *Process) sendLocal(c net.Conn, hc *hconn, si *streamInfo, b []byte, status int) {
 	hc.endTracking(si)
 	c.Write(b)
+	proc.endLocal(si, status)
+}
+
+// endLocal ends the exchange of a reply the proxy made once it is sent:
+// its timers, counters and log line.
+func (proc *Process) endLocal(si *streamInfo, status int) {
 	si.tt = time.Since(si.accept)
 	si.ta = si.tt
-	si.countLocalReply(r.status)
+	si.countLocalReply(status)
 	proc.logHTTP(si)
-	return mode != http1.ConnClose && !force
 }
 
 // replySize is the size HAProxy's byte counters give a reply the proxy
@@ -1535,12 +1538,7 @@ func (proc *Process) sendRedirect(px *proxy, c net.Conn, hc *hconn, r *httpRule,
 	b := hc.redirectReply(r.redir, v, mode)
 	si.bytesOut += replySize(b, hc.req.Method)
 	b = hc.afterLocal(si.fe, px, b, si)
-	hc.endTracking(si)
-	c.Write(b)
-	si.tt = time.Since(si.accept)
-	si.ta = si.tt
-	si.countLocalReply(si.status)
-	proc.logHTTP(si)
+	proc.sendLocal(c, hc, si, b, si.status)
 }
 
 func (si *streamInfo) countLocalReply(status int) {

@@ -64,18 +64,7 @@ func (proc *Process) compileStats(p *proxy, named map[string][]*sample.Term, d *
 		if realm == "" {
 			realm = core.DefaultStatsRealm
 		}
-		raw := http1.RawError(401)
-		if er := p.errReply[401]; er != nil {
-			if b := er.Bytes(http1.ConnNone); len(b) > 0 {
-				raw = b
-			}
-		}
-		rep, err := http1.NewReply(challenge(raw, realm))
-		if err != nil {
-			d.Alertf(p.Pos, "%s: 401 challenge: %v", p.Name, err)
-		} else {
-			pg.challenge = rep
-		}
+		pg.challenge = p.challengeReply(realm, d)
 	}
 	p.stats = pg
 }
@@ -344,12 +333,7 @@ func (proc *Process) endStats(px *proxy, c net.Conn, hc *hconn, b []byte, keep b
 	si := &hc.si
 	si.gotResp = si.status != 401
 	b = hc.afterLocal(si.fe, px, b, si)
-	hc.endTracking(si)
-	c.Write(b)
-	si.tt = time.Since(si.accept)
-	si.ta = si.tt
-	si.countLocalReply(si.status)
-	proc.logHTTP(si)
+	proc.sendLocal(c, hc, si, b, si.status)
 	return keep
 }
 
